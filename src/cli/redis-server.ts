@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+/** A private redis-server process on a free loopback port, for tests, the demo and the bench. */
+export interface RedisProcess {
+  readonly port: number;
+  readonly host: '127.0.0.1';
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** SIGSTOP: the server stops answering but keeps its connections open. */
+  freeze(): void;
+  /** SIGCONT after freeze(). */
+  resume(): void;
+  /** Stops the server (SIGKILL when `hard`) and removes its directory. */
+  stop(hard?: boolean): Promise<void>;
+}
+
+const INSTALL_HINT =
+  'redis-server was not found. Install it (Debian/Ubuntu: `sudo apt-get install redis-server`, macOS: `brew install redis`) ' +
+  'or point REDIS_SERVER_BIN at the binary.';
+
+/** The redis-server binary: REDIS_SERVER_BIN, else the first `redis-server` on PATH. */
+export function findRedisServer(): string {
+  const explicit = process.env.REDIS_SERVER_BIN;
+  if (explicit) return explicit;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, 'redis-server');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  throw new Error(INSTALL_HINT);
+}
+
+/** A port that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Starts a redis-server with no persistence; `extraArgs` are passed as command-line config. */
+export async function startRedisServer(extraArgs: readonly string[] = []): Promise<RedisProcess> {
+  const bin = findRedisServer();
+  let lastError: unknown;
+  for (let tries = 0; tries < 5; tries++) {
+    const port = await freePort();
+    try {
+      return await launch(bin, port, extraArgs);
+    } catch (error) {
+      lastError = error; // most likely the port was taken meanwhile: try another
+    }
+  }
+  throw lastError instanceof Error ? lastError : new Error(String(lastError));
+}
+
+function launch(bin: string, port: number, extraArgs: readonly string[]): Promise<RedisProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-redis-'));
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  args.push('--dir', dir, '--daemonize', 'no', ...extraArgs);
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const cleanup = (): void => {
+    running.delete(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  void exited.then(cleanup);
+  const server: RedisProcess = {
+    port,
+    host: '127.0.0.1',
+    url: `redis://127.0.0.1:${port}`,
+    child,
+    freeze: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
+    async stop(hard = false) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGCONT');
+      child.kill(hard ? 'SIGKILL' : 'SIGTERM');
+      await exited;
+    },
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`redis-server did not start on port ${port}: ${output}`)), 10_000);
+    const fail = (error: Error): void => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(error);
+    };
+    child.once('error', (error) => fail(new Error(`could not run ${bin}: ${error.message}. ${INSTALL_HINT}`)));
+    const onExit = (code: number | null): void => fail(new Error(`redis-server exited (${code}) on port ${port}: ${output}`));
+    child.once('exit', onExit);
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        child.stdout?.off('data', onData);
+        child.stdout?.resume();
+        child.stderr?.resume();
+        resolve(server);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+  });
+}

@@ -1,0 +1,107 @@
+import { EventEmitter } from 'node:events';
+import type { ClientContext } from './context.js';
+import { Holds } from './engine/holds.js';
+import { Waiters } from './engine/waiters.js';
+import { Watchdog } from './engine/watchdog.js';
+import { LatchkeyError, LockLostError } from './errors.js';
+import type { Lock } from './lock.js';
+import { DEFAULTS, type LockClientOptions, type ResolvedOptions } from './options.js';
+import { currentScopeOwner, randomId, runAsOwner } from './owner.js';
+import { createLock } from './primitives/lock.js';
+import { toConnection, type RedisClientLike } from './redis/to-connection.js';
+import { createScriptRunner } from './redis/script-runner.js';
+import { checkDuration, checkFunction, checkName, checkOptionalDuration, checkOptions } from './validate.js';
+
+/** Events of a {@link LockClient}. */
+export interface LockClientEvents {
+  /** A held lock was lost (renewal found it gone, renewal failed past its lease, or its lease ran out). */
+  lockLost: [name: string, error: LockLostError];
+  /** A renewal call failed; the watchdog keeps trying until the lease runs out. */
+  renewalError: [error: unknown, names: readonly string[]];
+}
+
+function resolveOptions(options: unknown): ResolvedOptions {
+  const given = checkOptions<LockClientOptions>(options);
+  return Object.freeze({
+    keyPrefix: given.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkName(given.keyPrefix, 'keyPrefix'),
+    watchdogTimeout: checkDuration(given.watchdogTimeout ?? DEFAULTS.watchdogTimeout, 'watchdogTimeout', true),
+    maxLeaseTime: checkOptionalDuration(given.maxLeaseTime, 'maxLeaseTime', true),
+    fairWaiterTimeout: checkDuration(given.fairWaiterTimeout ?? DEFAULTS.fairWaiterTimeout, 'fairWaiterTimeout', true),
+    commandTimeout: checkDuration(given.commandTimeout ?? DEFAULTS.commandTimeout, 'commandTimeout', true),
+  });
+}
+
+/**
+ * The entry point: one per Redis client (ioredis `Redis`/`Cluster`, node-redis, or a
+ * `RedisConnection` of your own). It owns one watchdog and one set of subscriptions for every
+ * lock it hands out.
+ */
+export class LockClient extends EventEmitter<LockClientEvents> {
+  /** Random id of this client (128 bits from `crypto`); owner ids start with it. */
+  readonly id = randomId(16);
+  /** The resolved options, frozen. */
+  readonly options: ResolvedOptions;
+  readonly #ctx: ClientContext;
+  #shutdown: Promise<void> | undefined;
+
+  constructor(redis: RedisClientLike, options?: LockClientOptions) {
+    super();
+    this.options = resolveOptions(options);
+    const connection = toConnection(redis);
+    const run = createScriptRunner(connection, this.options.commandTimeout);
+    const watchdog = new Watchdog({
+      watchdogTimeout: this.options.watchdogTimeout,
+      maxLeaseTime: this.options.maxLeaseTime,
+      run,
+      batchGroup: (key) => connection.batchGroup(key),
+      onRenewalError: (error, names) => this.emit('renewalError', error, names),
+    });
+    this.#ctx = {
+      clientId: this.id,
+      options: this.options,
+      connection,
+      run,
+      waiters: new Waiters(connection),
+      watchdog,
+      holds: new Holds(watchdog, (name, error) => this.emit('lockLost', name, error)),
+      assertOpen: () => {
+        if (this.#shutdown) throw new LatchkeyError('LATCHKEY_SHUT_DOWN', 'This LockClient was shut down');
+      },
+    };
+  }
+
+  /** The re-entrant lock `name`, kept alive by the watchdog when taken without a lease. */
+  getLock(name: string): Lock {
+    return createLock(this.#ctx, checkName(name, 'name'));
+  }
+
+  /**
+   * Runs `fn` as one owner: every lock taken inside it, on any handle of this client, re-enters
+   * for that owner. A nested scope keeps the outer owner.
+   */
+  async scope<T>(fn: () => T | Promise<T>): Promise<T> {
+    checkFunction(fn, 'fn');
+    if (currentScopeOwner() !== undefined) return fn();
+    return runAsOwner(randomId(12), async () => fn());
+  }
+
+  /**
+   * Stops every renewal and subscription of this client, and fails its pending waits. Held locks
+   * are not deleted: they expire after their lease. Idempotent.
+   */
+  shutdown(): Promise<void> {
+    this.#shutdown ??= (async () => {
+      const { watchdog, holds, waiters, connection } = this.#ctx;
+      watchdog.stop();
+      holds.abandonAll(new LockLostError('The LockClient was shut down; the lock is no longer renewed'));
+      await waiters.close(new LatchkeyError('LATCHKEY_SHUT_DOWN', 'This LockClient was shut down while waiting'));
+      await connection.close();
+    })();
+    return this.#shutdown;
+  }
+
+  /** @internal The context primitives are built on. */
+  get context(): ClientContext {
+    return this.#ctx;
+  }
+}

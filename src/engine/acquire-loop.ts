@@ -1,0 +1,63 @@
+import { publish } from '../diagnostics.js';
+import type { Waiters } from './waiters.js';
+
+/** The outcome of one acquisition attempt. */
+export type Attempt<T> =
+  | { readonly acquired: true; readonly value: T }
+  /** `retryIn`: when the holder's lease runs out (ms), the latest moment worth trying again. */
+  | { readonly acquired: false; readonly retryIn: number };
+
+export interface AcquireLoopOptions<T> {
+  /** One attempt; `deadline` (epoch ms) bounds the Redis call when the caller gave a waitTime. */
+  readonly attempt: (deadline: number | undefined) => Promise<Attempt<T>>;
+  readonly waiters: Waiters;
+  readonly channel: string;
+  /** Left out: wait until acquired. 0: one attempt. */
+  readonly waitTime: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** Name reported on the `wait` diagnostics channel. */
+  readonly name: string;
+}
+
+/** Retry at least this often when the holder's TTL is unknown or has no expiry. */
+const FALLBACK_RETRY_MS = 1_000;
+
+/**
+ * The one wait algorithm: try; on failure subscribe to the release channel, try again (a release
+ * may have happened before the subscription), then park until a release message wakes this
+ * waiter or the holder's lease runs out, and retry. Resolves with the attempt's value, or
+ * `undefined` when `waitTime` elapsed. Aborting rejects with the signal's reason.
+ */
+export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T | undefined> {
+  const { attempt, signal, waitTime } = options;
+  signal?.throwIfAborted();
+  const deadline = waitTime === undefined ? undefined : Date.now() + waitTime;
+  // A single attempt (waitTime 0) is bounded by commandTimeout alone, not by a deadline of "now".
+  const first = await attempt(waitTime === 0 ? undefined : deadline);
+  if (first.acquired) return first.value;
+  if (deadline === undefined ? false : Date.now() >= deadline) return undefined;
+
+  const started = Date.now();
+  publish('wait', () => ({ name: options.name, phase: 'start' }));
+  const waiter = await options.waiters.join(options.channel);
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      waiter.beforeAttempt();
+      const next = await attempt(deadline);
+      if (next.acquired) {
+        publish('wait', () => ({ name: options.name, phase: 'end', acquired: true, waited: Date.now() - started }));
+        return next.value;
+      }
+      const remaining = deadline === undefined ? Infinity : deadline - Date.now();
+      if (remaining <= 0) {
+        publish('wait', () => ({ name: options.name, phase: 'end', acquired: false, waited: Date.now() - started }));
+        return undefined;
+      }
+      const retryIn = next.retryIn > 0 ? next.retryIn : FALLBACK_RETRY_MS;
+      await waiter.park(Math.min(retryIn, remaining), signal);
+    }
+  } finally {
+    await waiter.leave();
+  }
+}

@@ -1,0 +1,112 @@
+import { publish } from '../diagnostics.js';
+import { LockLostError } from '../errors.js';
+import type { RenewalTarget, Watchdog } from './watchdog.js';
+
+/** What a primitive tells the registry about one acquisition. */
+export interface HoldSpec extends Omit<RenewalTarget, 'onLost'> {
+  /** Explicit lease (ms): the hold expires by itself. Left out: the watchdog renews it. */
+  readonly leaseTime: number | undefined;
+}
+
+/** The local record of one owner's holds on one key. */
+export class Hold {
+  count = 0;
+  readonly controller = new AbortController();
+  stopRenewal: (() => void) | undefined;
+  expiryTimer: NodeJS.Timeout | undefined;
+
+  constructor(readonly spec: HoldSpec) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Stops renewal and the expiry timer. */
+  stop(): void {
+    this.stopRenewal?.();
+    this.stopRenewal = undefined;
+    if (this.expiryTimer !== undefined) clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+  }
+}
+
+/**
+ * Every hold of one client, by key and owner: re-entrant acquisitions share one record, one
+ * watchdog registration and one lost-signal; the last release stops renewal.
+ */
+export class Holds {
+  readonly #holds = new Map<string, Hold>();
+
+  constructor(
+    private readonly watchdog: Watchdog,
+    private readonly onLost: (name: string, error: LockLostError) => void,
+  ) {}
+
+  get(key: string, field: string): Hold | undefined {
+    return this.#holds.get(`${key}\n${field}`);
+  }
+
+  /** Records an acquisition confirmed by Redis at `acquiredAt`. */
+  acquired(spec: HoldSpec, acquiredAt: number): Hold {
+    const id = `${spec.key}\n${spec.field}`;
+    let hold = this.#holds.get(id);
+    if (!hold) {
+      hold = new Hold(spec);
+      this.#holds.set(id, hold);
+    }
+    hold.count++;
+    const current = hold;
+    if (spec.leaseTime === undefined) {
+      if (current.expiryTimer !== undefined) clearTimeout(current.expiryTimer);
+      current.expiryTimer = undefined;
+      current.stopRenewal ??= this.watchdog.add({ ...spec, onLost: (error) => this.lost(current, error) }, acquiredAt);
+    } else if (current.stopRenewal === undefined) {
+      // An explicit lease: the hold is known lost the moment the lease runs out.
+      if (current.expiryTimer !== undefined) clearTimeout(current.expiryTimer);
+      current.expiryTimer = setTimeout(() => {
+        this.lost(current, new LockLostError(`Lock "${spec.name}" expired: its leaseTime of ${spec.leaseTime} ms ran out`));
+      }, Math.max(0, acquiredAt + spec.leaseTime - Date.now()));
+      current.expiryTimer.unref();
+    }
+    publish('acquire', () => ({ name: spec.name, key: spec.key, owner: spec.field, holds: current.count }));
+    return current;
+  }
+
+  /** Records a release: `left` holds remain in Redis (0: fully released). */
+  released(key: string, field: string, left: number): void {
+    const hold = this.get(key, field);
+    if (!hold) return;
+    publish('release', () => ({ name: hold.spec.name, key, owner: field, holds: left }));
+    hold.count = left;
+    if (left <= 0) this.drop(hold);
+  }
+
+  /** Forgets a hold without marking it lost (unlock failed, or fully released). */
+  drop(hold: Hold): void {
+    hold.stop();
+    const id = `${hold.spec.key}\n${hold.spec.field}`;
+    if (this.#holds.get(id) === hold) this.#holds.delete(id);
+  }
+
+  /** Marks a hold lost: its signal aborts with `error` and the client emits `lockLost`. */
+  lost(hold: Hold, error: LockLostError, announce = true): void {
+    this.drop(hold);
+    if (hold.signal.aborted) return;
+    hold.controller.abort(error);
+    if (!announce) return;
+    publish('lost', () => ({ name: hold.spec.name, key: hold.spec.key, owner: hold.spec.field, reason: error.message }));
+    this.onLost(hold.spec.name, error);
+  }
+
+  /**
+   * Client shutdown: renewal stops and every hold's signal aborts (its holder can no longer count on
+   * it), without `lockLost` events; Redis keeps the keys until their leases run out.
+   */
+  abandonAll(error: LockLostError): void {
+    for (const hold of [...this.#holds.values()]) this.lost(hold, error, false);
+  }
+
+  get size(): number {
+    return this.#holds.size;
+  }
+}

@@ -1,0 +1,181 @@
+import type { RedisConnection } from '../redis/connection.js';
+
+/**
+ * Local waiters of one client, per channel. One subscription serves all waiters of a channel in
+ * this process; a release message wakes as many waiters as it names (one per freed permit), the
+ * earliest first, never all of them at once unless it says `*`.
+ */
+export class Waiters {
+  readonly #channels = new Map<string, ChannelWaiters>();
+  #closed = false;
+
+  constructor(private readonly connection: RedisConnection) {}
+
+  /** Subscribes (once per channel) and enters a waiter that can park until woken. */
+  async join(channel: string): Promise<Waiter> {
+    if (this.#closed) throw new Error('waiters closed');
+    let entry = this.#channels.get(channel);
+    if (!entry) {
+      const created = new ChannelWaiters();
+      entry = created;
+      this.#channels.set(channel, created);
+      created.ready = this.connection.subscribe(channel, (message) => created.onMessage(message)).then(
+        (unsubscribe) => {
+          created.unsubscribe = unsubscribe;
+        },
+        (error: unknown) => {
+          if (this.#channels.get(channel) === created) this.#channels.delete(channel);
+          throw error;
+        },
+      );
+    }
+    const waiter = new Waiter(entry, () => this.#leave(channel, entry));
+    entry.waiters.push(waiter);
+    try {
+      await entry.ready;
+    } catch (error) {
+      entry.remove(waiter);
+      throw error;
+    }
+    return waiter;
+  }
+
+  #leave(channel: string, entry: ChannelWaiters): Promise<void> {
+    if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return Promise.resolve();
+    this.#channels.delete(channel);
+    return entry.ready.then(
+      () => entry.unsubscribe?.(),
+      () => undefined,
+    );
+  }
+
+  /** Wakes every parked waiter with `error` and drops every subscription (client shutdown). */
+  async close(error: Error): Promise<void> {
+    this.#closed = true;
+    const entries = [...this.#channels.values()];
+    this.#channels.clear();
+    for (const entry of entries) for (const waiter of entry.waiters) waiter.fail(error);
+    await Promise.all(entries.map((entry) => entry.ready.then(() => entry.unsubscribe?.(), () => undefined)));
+  }
+
+  /** Number of channels with local waiters (for tests and inspection). */
+  get channelCount(): number {
+    return this.#channels.size;
+  }
+}
+
+class ChannelWaiters {
+  readonly waiters: Waiter[] = [];
+  /** Wake-ups that arrived while no waiter was parked; the next to park retries at once. */
+  pendingWakes = 0;
+  ready: Promise<void> = Promise.resolve();
+  unsubscribe: (() => Promise<void>) | undefined;
+
+  onMessage(message: string): void {
+    const count = message === '*' ? this.waiters.length : Math.max(1, Number.parseInt(message, 10) || 1);
+    let woken = 0;
+    for (const waiter of this.waiters) {
+      if (woken === count) break;
+      if (waiter.wake()) woken++;
+    }
+    const idle = this.waiters.length - this.parkedCount();
+    this.pendingWakes = Math.min(this.pendingWakes + count - woken, idle);
+  }
+
+  parkedCount(): number {
+    let parked = 0;
+    for (const waiter of this.waiters) if (waiter.parked) parked++;
+    return parked;
+  }
+
+  remove(waiter: Waiter): void {
+    const index = this.waiters.indexOf(waiter);
+    if (index !== -1) this.waiters.splice(index, 1);
+  }
+}
+
+/** One task waiting on a channel. */
+export class Waiter {
+  #wakeUp: ((woken: boolean) => void) | undefined;
+  #fail: ((error: Error) => void) | undefined;
+  #failure: Error | undefined;
+  /** Woken, but has not made its attempt yet: if it leaves now, the wake-up goes to the next waiter. */
+  #unusedWake = false;
+  #left = false;
+
+  constructor(
+    private readonly entry: ChannelWaiters,
+    private readonly onLeave: () => Promise<void>,
+  ) {}
+
+  get parked(): boolean {
+    return this.#wakeUp !== undefined;
+  }
+
+  /** Called by the channel on a release message; true when this waiter was parked and is now woken. */
+  wake(): boolean {
+    const wakeUp = this.#wakeUp;
+    if (!wakeUp) return false;
+    this.#unusedWake = true;
+    wakeUp(true);
+    return true;
+  }
+
+  fail(error: Error): void {
+    this.#failure = error;
+    this.#fail?.(error);
+  }
+
+  /** Marks that the wake-up (if any) is being used by an attempt now. */
+  beforeAttempt(): void {
+    this.#unusedWake = false;
+  }
+
+  /**
+   * Waits until a release message wakes this waiter (true) or `ms` pass (false). Rejects with the
+   * signal's reason on abort.
+   */
+  park(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    signal?.throwIfAborted();
+    if (this.entry.pendingWakes > 0) {
+      this.entry.pendingWakes--;
+      this.#unusedWake = true;
+      return Promise.resolve(true);
+    }
+    return new Promise<boolean>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.#wakeUp = undefined;
+        this.#fail = undefined;
+      };
+      const onAbort = (): void => {
+        done();
+        reject(signal?.reason as Error);
+      };
+      const timer = setTimeout(() => {
+        done();
+        resolve(false);
+      }, ms);
+      this.#wakeUp = (woken) => {
+        done();
+        resolve(woken);
+      };
+      this.#fail = (error) => {
+        done();
+        reject(error);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Leaves the queue; passes on a wake-up it did not use, and unsubscribes if it was the last. */
+  leave(): Promise<void> {
+    if (this.#left) return Promise.resolve();
+    this.#left = true;
+    this.entry.remove(this);
+    if (this.#unusedWake) this.entry.onMessage('1');
+    return this.onLeave();
+  }
+}

@@ -1,0 +1,167 @@
+import { publish } from '../diagnostics.js';
+import { LockLostError } from '../errors.js';
+import type { LuaScript } from '../redis/connection.js';
+import type { ScriptRunner } from '../redis/script-runner.js';
+
+/**
+ * One hold kept alive by the watchdog. Its renewal script takes keys in batches: `KEYS[i]` with
+ * `ARGV[2i-1]` (the field proving ownership) and `ARGV[2i]` (the new lease), and answers 1 per
+ * key still held, 0 per key gone.
+ */
+export interface RenewalTarget {
+  readonly name: string;
+  readonly script: LuaScript;
+  readonly key: string;
+  readonly field: string;
+  /** Called once when the hold is known lost; the watchdog has already dropped it. */
+  readonly onLost: (error: LockLostError) => void;
+}
+
+interface Entry {
+  readonly target: RenewalTarget;
+  /** Until when the lock is known to be held (the last confirmed expiry). */
+  confirmedUntil: number;
+  /** With maxLeaseTime: the moment after which the watchdog stops extending this hold. */
+  readonly renewUntil: number;
+}
+
+export interface WatchdogOptions {
+  readonly watchdogTimeout: number;
+  readonly maxLeaseTime: number | undefined;
+  readonly run: ScriptRunner;
+  readonly batchGroup: (key: string) => string;
+  readonly onRenewalError: (error: unknown, names: readonly string[]) => void;
+}
+
+/** Keys per renewal call: large enough to make N holds cost N/1000 calls, small enough not to block Redis. */
+const BATCH_SIZE = 1_000;
+
+/**
+ * One renewal scheduler per client. Every `watchdogTimeout / 3` it renews all holds, one script
+ * call per batch of keys that may share a call (per server, or per slot on a Cluster).
+ */
+export class Watchdog {
+  readonly #entries = new Set<Entry>();
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  #renewing = false;
+
+  constructor(private readonly options: WatchdogOptions) {}
+
+  /** Starts renewing a hold whose lease (`watchdogTimeout`) was set at `acquiredAt`. Returns a stop function. */
+  add(target: RenewalTarget, acquiredAt: number): () => void {
+    const { watchdogTimeout, maxLeaseTime } = this.options;
+    const entry: Entry = {
+      target,
+      confirmedUntil: acquiredAt + watchdogTimeout,
+      renewUntil: maxLeaseTime === undefined ? Infinity : acquiredAt + maxLeaseTime,
+    };
+    this.#entries.add(entry);
+    this.#schedule(this.#period());
+    return () => {
+      this.#entries.delete(entry);
+      if (this.#entries.size === 0) this.#clearTimer();
+    };
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Stops every renewal (client shutdown); holds are left to expire. */
+  stop(): void {
+    this.#stopped = true;
+    this.#entries.clear();
+    this.#clearTimer();
+  }
+
+  /** Renews every hold now (the timer calls this; tests and benchmarks may too). */
+  async renewAll(): Promise<void> {
+    this.#clearTimer();
+    this.#renewing = true;
+    const now = Date.now();
+    const batches = new Map<string, Entry[]>();
+    for (const entry of this.#entries) {
+      if (now >= entry.renewUntil) {
+        if (now >= entry.confirmedUntil) this.#lose(entry, 'it reached maxLeaseTime and expired');
+        continue;
+      }
+      const group = `${entry.target.script.sha}|${this.options.batchGroup(entry.target.key)}`;
+      let batch = batches.get(group);
+      if (!batch) batches.set(group, (batch = []));
+      batch.push(entry);
+    }
+    const calls: Promise<void>[] = [];
+    for (const batch of batches.values()) {
+      for (let i = 0; i < batch.length; i += BATCH_SIZE) calls.push(this.#renewBatch(batch.slice(i, i + BATCH_SIZE)));
+    }
+    await Promise.all(calls);
+    this.#renewing = false;
+    if (this.#entries.size > 0) this.#schedule(this.#nextDelay());
+  }
+
+  async #renewBatch(batch: Entry[]): Promise<void> {
+    const started = Date.now();
+    const keys = batch.map((entry) => entry.target.key);
+    const args: (string | number)[] = [];
+    for (const entry of batch) {
+      args.push(entry.target.field, Math.max(1, Math.min(this.options.watchdogTimeout, entry.renewUntil - started)));
+    }
+    // A renewal may not outlive the earliest lease it protects: past that, the lock is lost anyway.
+    const deadline = Math.min(...batch.map((entry) => entry.confirmedUntil));
+    try {
+      const reply = await this.options.run(batch[0]!.target.script, keys, args, deadline);
+      const renewed = Array.isArray(reply) ? reply : [];
+      batch.forEach((entry, i) => {
+        if (!this.#entries.has(entry)) return;
+        if (renewed[i] === 1) {
+          entry.confirmedUntil = started + Number(args[2 * i + 1]);
+          publish('renew', () => ({ name: entry.target.name, key: entry.target.key }));
+        } else {
+          this.#lose(entry, 'renewal found it no longer held');
+        }
+      });
+    } catch (error) {
+      this.options.onRenewalError(error, batch.map((entry) => entry.target.name));
+      const now = Date.now();
+      for (const entry of batch) {
+        if (this.#entries.has(entry) && now >= entry.confirmedUntil) {
+          this.#lose(entry, 'renewal kept failing until its lease ran out', error);
+        }
+      }
+    }
+  }
+
+  #lose(entry: Entry, why: string, cause?: unknown): void {
+    this.#entries.delete(entry);
+    const error = new LockLostError(`Lock "${entry.target.name}" was lost: ${why}`, cause === undefined ? undefined : { cause });
+    entry.target.onLost(error);
+  }
+
+  #period(): number {
+    return Math.max(1, Math.floor(this.options.watchdogTimeout / 3));
+  }
+
+  /** Normally one period; sooner when a hold's confirmed lease ends before that (failing renewals). */
+  #nextDelay(): number {
+    let delay = this.#period();
+    const now = Date.now();
+    for (const entry of this.#entries) delay = Math.min(delay, Math.max(0, entry.confirmedUntil - now));
+    return delay;
+  }
+
+  #schedule(delay: number): void {
+    if (this.#stopped || this.#renewing || this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.renewAll();
+    }, delay);
+    // Renewal alone must not keep a process alive: the user's own work does that.
+    this.#timer.unref();
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}

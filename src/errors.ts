@@ -1,0 +1,78 @@
+/**
+ * Errors thrown by latchkey. Each has a stable `code`; `instanceof` works across the ESM and
+ * CommonJS copies of the package because the check uses a global `Symbol.for` brand rather than
+ * class identity.
+ */
+const BRAND = Symbol.for('latchkey.error');
+
+/** Base class of every latchkey error. */
+export class LatchkeyError extends Error {
+  /** Stable machine-readable code, e.g. `LATCHKEY_LOCK_NOT_HELD`. */
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    Object.defineProperty(this, BRAND, { value: code });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (typeof value !== 'object' || value === null || !(BRAND in value)) return false;
+    // The base class matches every branded error; a subclass matches its own code.
+    if (this === LatchkeyError) return true;
+    const code = (value as Record<symbol, unknown>)[BRAND];
+    return code === (this as unknown as { CODE?: string }).CODE;
+  }
+}
+
+/** Unlock (or another owner-only operation) by an owner that does not hold the lock or permit. */
+export class LockNotHeldError extends LatchkeyError {
+  static readonly CODE = 'LATCHKEY_LOCK_NOT_HELD';
+  constructor(message: string, options?: ErrorOptions) {
+    super(LockNotHeldError.CODE, message, options);
+  }
+}
+
+/** A held lock was lost: renewal found it gone, or renewal kept failing past its lease. */
+export class LockLostError extends LatchkeyError {
+  static readonly CODE = 'LATCHKEY_LOCK_LOST';
+  constructor(message: string, options?: ErrorOptions) {
+    super(LockLostError.CODE, message, options);
+  }
+}
+
+/** `waitTime` elapsed before the lock could be acquired (from `withLock` and `acquire`). */
+export class LockAcquireTimeoutError extends LatchkeyError {
+  static readonly CODE = 'LATCHKEY_ACQUIRE_TIMEOUT';
+  constructor(message: string, options?: ErrorOptions) {
+    super(LockAcquireTimeoutError.CODE, message, options);
+  }
+}
+
+/** Why one member of a MultiLock / RedLock attempt failed. */
+export interface MemberFailure {
+  /** The member lock's name. */
+  readonly name: string;
+  /** `busy` (held by someone else), `timeout` (no reply in time) or `error` (connection or reply error). */
+  readonly reason: 'busy' | 'timeout' | 'error';
+  readonly error?: unknown;
+}
+
+/** A RedLock could not reach a majority of its members. */
+export class QuorumError extends LatchkeyError {
+  static readonly CODE = 'LATCHKEY_QUORUM';
+  readonly failures: readonly MemberFailure[];
+  constructor(message: string, failures: readonly MemberFailure[], options?: ErrorOptions) {
+    super(QuorumError.CODE, message, options);
+    this.failures = failures;
+  }
+}
+
+/** Redis could not be reached, or did not answer in time. The original error is the `cause`. */
+export class RedisUnavailableError extends LatchkeyError {
+  static readonly CODE = 'LATCHKEY_REDIS_UNAVAILABLE';
+  constructor(message: string, options?: ErrorOptions) {
+    super(RedisUnavailableError.CODE, message, options);
+  }
+}

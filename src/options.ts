@@ -1,0 +1,63 @@
+/** Options of a {@link LockClient}. Every field is optional; the defaults are in {@link DEFAULTS}. */
+export interface LockClientOptions {
+  /**
+   * Prefix of every key and channel latchkey writes.
+   * @default 'latchkey:'
+   */
+  keyPrefix?: string;
+  /**
+   * Lease given to a lock taken without `leaseTime`; the watchdog renews it every third of this.
+   * A crashed holder's lock is free again within this time.
+   * @default 30_000
+   */
+  watchdogTimeout?: number;
+  /**
+   * Upper bound on how long the watchdog keeps one lock alive; after it the lock expires even if
+   * never released. Left out: no bound (as in Redisson).
+   * @default undefined
+   */
+  maxLeaseTime?: number;
+  /**
+   * A fair-lock waiter that stops refreshing its place in the queue is skipped after this.
+   * @default 10_000
+   */
+  fairWaiterTimeout?: number;
+  /**
+   * How long one Redis call may take before it fails with `RedisUnavailableError`. A call made
+   * while waiting with a `waitTime` is also cut at that deadline.
+   * @default 10_000
+   */
+  commandTimeout?: number;
+}
+
+/** The resolved options: every field set. */
+export interface ResolvedOptions {
+  readonly keyPrefix: string;
+  readonly watchdogTimeout: number;
+  readonly maxLeaseTime: number | undefined;
+  readonly fairWaiterTimeout: number;
+  readonly commandTimeout: number;
+}
+
+/** Default options of a {@link LockClient}. */
+export const DEFAULTS: Readonly<ResolvedOptions> = Object.freeze({
+  keyPrefix: 'latchkey:',
+  watchdogTimeout: 30_000,
+  maxLeaseTime: undefined,
+  fairWaiterTimeout: 10_000,
+  commandTimeout: 10_000,
+});
+
+/** Options of `lock()`. */
+export interface LockOptions {
+  /** The lock expires by itself after this many ms; left out, the watchdog keeps it alive. */
+  leaseTime?: number;
+  /** Aborting stops waiting and rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Options of `tryLock()`, `withLock()` and `acquire()`. */
+export interface TryLockOptions extends LockOptions {
+  /** How long to wait for the lock; left out, `tryLock` makes one attempt only. */
+  waitTime?: number;
+}

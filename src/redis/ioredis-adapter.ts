@@ -1,0 +1,91 @@
+import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
+import { clusterSlot } from './cluster-slot.js';
+import { classifyClientError, isNoScriptError } from './errors.js';
+import { Subscriptions } from './subscriptions.js';
+
+/** The part of an ioredis `Redis` or `Cluster` latchkey uses (typed here so ioredis is never imported). */
+export interface IoredisLike {
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: ScriptArg[]): Promise<unknown>;
+  eval(source: string, numKeys: number, ...keysAndArgs: ScriptArg[]): Promise<unknown>;
+  duplicate(): IoredisSubscriber;
+  readonly isCluster?: boolean;
+}
+
+interface IoredisSubscriber {
+  subscribe(channel: string): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+}
+
+export function isIoredis(value: unknown): value is IoredisLike {
+  const candidate = value as Partial<IoredisLike> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.evalsha === 'function' &&
+    typeof candidate.duplicate === 'function'
+  );
+}
+
+/** Adapts an ioredis `Redis` (standalone or Sentinel) or `Cluster` client. */
+export class IoredisConnection implements RedisConnection {
+  #subscriber: IoredisSubscriber | undefined;
+  readonly #subscriptions: Subscriptions;
+
+  constructor(private readonly client: IoredisLike) {
+    this.#subscriptions = new Subscriptions(
+      async (channel) => {
+        await this.#subscriberConnection().subscribe(channel);
+      },
+      async (channel) => {
+        await this.#subscriber?.unsubscribe(channel);
+      },
+    );
+  }
+
+  async evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
+    try {
+      try {
+        return (await this.client.evalsha(script.sha, keys.length, ...keys, ...args)) as ScriptReply;
+      } catch (error) {
+        if (!isNoScriptError(error)) throw error;
+        return (await this.client.eval(script.source, keys.length, ...keys, ...args)) as ScriptReply;
+      }
+    } catch (error) {
+      throw classifyClientError(error, `script ${script.name}`);
+    }
+  }
+
+  async subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
+    try {
+      return await this.#subscriptions.add(channel, listener);
+    } catch (error) {
+      throw classifyClientError(error, `subscribe ${channel}`);
+    }
+  }
+
+  batchGroup(key: string): string {
+    return this.client.isCluster === true ? String(clusterSlot(key)) : '';
+  }
+
+  async close(): Promise<void> {
+    const subscriber = this.#subscriber;
+    this.#subscriber = undefined;
+    if (!subscriber) return;
+    await subscriber.quit().catch(() => subscriber.disconnect());
+  }
+
+  #subscriberConnection(): IoredisSubscriber {
+    if (!this.#subscriber) {
+      const subscriber = this.client.duplicate();
+      subscriber.on('message', (channel, message) => this.#subscriptions.dispatch(channel, message));
+      // Errors surface through the calls that fail; an 'error' listener keeps them from crashing the process.
+      subscriber.on('error', () => undefined);
+      this.#subscriber = subscriber;
+    }
+    return this.#subscriber;
+  }
+}

@@ -1,0 +1,39 @@
+import { RedisUnavailableError } from '../errors.js';
+import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
+
+/** Runs scripts with a time limit, so that no caller waits on an unreachable Redis forever. */
+export type ScriptRunner = (
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+  deadline?: number,
+) => Promise<ScriptReply>;
+
+/** A call cut by a caller's deadline still gets this long: the last attempt of a wait must be able to run. */
+const MIN_CALL_MS = 50;
+
+export function createScriptRunner(connection: RedisConnection, commandTimeout: number): ScriptRunner {
+  return (script, keys, args, deadline) => {
+    const call = connection.evalScript(script, keys, args);
+    const untilDeadline = deadline === undefined ? Infinity : Math.max(MIN_CALL_MS, deadline - Date.now());
+    const limit = Math.min(commandTimeout, untilDeadline);
+    return withTimeout(call, limit, () => new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(limit)} ms`));
+  };
+}
+
+/** Rejects with `onTimeout()` after `ms`; a late settlement of `promise` is absorbed. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(onTimeout()), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { LockLostError, LockNotHeldError, LockAcquireTimeoutError } from '../../src/index.js';
+import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+
+describe('Lock: ownership and re-entrancy', () => {
+  it('re-enters for the same handle and counts holds', async () => {
+    const lock = server.lockClient().getLock('reentrant');
+    await lock.lock();
+    await lock.lock();
+    assert.equal(await lock.getHoldCount(), 2);
+    assert.equal(await lock.isHeldByCurrentOwner(), true);
+    await lock.unlock();
+    assert.equal(await lock.isLocked(), true);
+    assert.equal(await lock.getHoldCount(), 1);
+    await lock.unlock();
+    assert.equal(await lock.isLocked(), false);
+    assert.equal(await lock.getHoldCount(), 0);
+    assert.equal(await lock.remainTimeToLive(), -2);
+  });
+
+  it('two handles of one name exclude each other, even on one client', async () => {
+    const locks = server.lockClient();
+    const a = locks.getLock('two-handles');
+    const b = locks.getLock('two-handles');
+    assert.equal(await a.tryLock(), true);
+    assert.equal(await b.tryLock(), false);
+    assert.equal(await b.isHeldByCurrentOwner(), false);
+    await assert.rejects(b.unlock(), LockNotHeldError);
+    await a.unlock();
+    assert.equal(await b.tryLock(), true);
+    await b.unlock();
+  });
+
+  it('excludes across two clients', async () => {
+    const first = server.lockClient().getLock('two-clients');
+    const second = server.lockClient().getLock('two-clients');
+    await first.lock();
+    assert.equal(await second.tryLock({ waitTime: 50 }), false);
+    await first.unlock();
+    assert.equal(await second.tryLock(), true);
+    await second.unlock();
+  });
+
+  it('re-enters inside scope() and withLock() across handles', async () => {
+    const locks = server.lockClient();
+    await locks.scope(async () => {
+      await locks.getLock('scoped').lock();
+      assert.equal(await locks.getLock('scoped').tryLock(), true);
+      assert.equal(await locks.getLock('scoped').getHoldCount(), 2);
+      await locks.getLock('scoped').unlock();
+      await locks.getLock('scoped').unlock();
+    });
+    const outer = locks.getLock('nested');
+    const result = await outer.withLock(async () => {
+      const inner = locks.getLock('nested');
+      return inner.withLock(async () => inner.getHoldCount());
+    });
+    assert.equal(result, 2);
+    assert.equal(await outer.isLocked(), false);
+  });
+
+  it('unlock by a non-owner names the lock and the owner', async () => {
+    const lock = server.lockClient().getLock('not-held');
+    await assert.rejects(lock.unlock(), (error: unknown) => {
+      assert.ok(error instanceof LockNotHeldError);
+      assert.equal(error.code, 'LATCHKEY_LOCK_NOT_HELD');
+      assert.match(error.message, /"not-held".*not held by owner/);
+      return true;
+    });
+  });
+
+  it('forceUnlock deletes whoever holds it', async () => {
+    const holder = server.lockClient().getLock('forced');
+    const other = server.lockClient().getLock('forced');
+    await holder.lock({ leaseTime: 60_000 });
+    assert.equal(await other.forceUnlock(), true);
+    assert.equal(await other.forceUnlock(), false);
+    assert.equal(await holder.isLocked(), false);
+  });
+});
+
+describe('Lock: leases', () => {
+  it('expires by itself after leaseTime and aborts the lease signal', async () => {
+    const lock = server.lockClient().getLock('lease');
+    const lease = await lock.acquire({ leaseTime: 200 });
+    const ttl = await lock.remainTimeToLive();
+    assert.ok(ttl > 0 && ttl <= 200, `ttl ${ttl}`);
+    await sleep(350);
+    assert.equal(await lock.isLocked(), false);
+    assert.ok(lease.signal.aborted);
+    assert.ok(lease.signal.reason instanceof LockLostError);
+    await assert.rejects(lease.release(), LockNotHeldError);
+  });
+
+  it('the watchdog keeps a lock alive for several timeouts', async () => {
+    const locks = server.lockClient({ watchdogTimeout: 300 });
+    const lock = locks.getLock('watchdog');
+    await lock.lock();
+    await sleep(1_200);
+    assert.equal(await lock.isHeldByCurrentOwner(), true);
+    const ttl = await lock.remainTimeToLive();
+    assert.ok(ttl > 0 && ttl <= 300, `ttl ${ttl}`);
+    await lock.unlock();
+    assert.equal(await lock.isLocked(), false);
+  });
+
+  it('withLock rejects with LockAcquireTimeoutError when waitTime elapses', async () => {
+    const holder = server.lockClient().getLock('withlock-timeout');
+    await holder.lock();
+    const other = server.lockClient().getLock('withlock-timeout');
+    let ran = false;
+    await assert.rejects(
+      other.withLock(() => (ran = true), { waitTime: 100 }),
+      LockAcquireTimeoutError,
+    );
+    assert.equal(ran, false);
+    await holder.unlock();
+  });
+});
