@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { commandCalls, sleep, startServer, type TestServer } from '../helpers/redis.js';
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+
+async function subscribers(channel: string): Promise<number> {
+  const reply = (await server.client().pubsub('NUMSUB', channel)) as [string, number];
+  return Number(reply[1]);
+}
+
+describe('Lock: event-driven waiting', () => {
+  it('a waiter is woken by the release long before the lease would end', async () => {
+    const holder = server.lockClient().getLock('wake');
+    const waiter = server.lockClient().getLock('wake');
+    await holder.lock({ leaseTime: 20_000 });
+    let acquiredAt = 0;
+    const waiting = waiter.lock().then(() => (acquiredAt = Date.now()));
+    await sleep(100);
+    const releasedAt = Date.now();
+    await holder.unlock();
+    await waiting;
+    assert.ok(acquiredAt - releasedAt < 2_000, `woken ${acquiredAt - releasedAt} ms after release (lease was 20 s)`);
+    await waiter.unlock();
+  });
+
+  it('retries when the holder lease runs out, even with no release message', async () => {
+    const holder = server.lockClient().getLock('ttl-fallback');
+    const waiter = server.lockClient().getLock('ttl-fallback');
+    // The lock just expires: nobody publishes a release, so only the TTL can wake the waiter.
+    await holder.lock({ leaseTime: 400 });
+    const started = Date.now();
+    assert.equal(await waiter.tryLock({ waitTime: 5_000 }), true);
+    const waited = Date.now() - started;
+    assert.ok(waited >= 250 && waited < 2_500, `acquired after ${waited} ms`);
+    await waiter.unlock();
+  });
+
+  it('one release wakes one local waiter, not all of them', async () => {
+    const holder = server.lockClient().getLock('herd');
+    const locks = server.lockClient();
+    await holder.lock();
+    const handles = Array.from({ length: 6 }, () => locks.getLock('herd'));
+    const order: number[] = [];
+    const waits = handles.map((handle, i) => handle.lock().then(() => order.push(i)));
+    await sleep(200);
+    const admin = server.client();
+    await admin.config('RESETSTAT');
+    await holder.unlock();
+    while (order.length === 0) await sleep(5);
+    await sleep(100);
+    // One release script, then one acquire attempt by the single woken waiter.
+    const scriptCalls = (await commandCalls(admin, 'evalsha')) + (await commandCalls(admin, 'eval'));
+    assert.ok(scriptCalls <= 3, `${scriptCalls} script calls after one release`);
+    assert.equal(order.length, 1);
+    for (let released = 1; released < handles.length; released++) {
+      await handles[order[released - 1]!]!.unlock();
+      while (order.length === released) await sleep(5);
+    }
+    await handles[order.at(-1)!]!.unlock();
+    await Promise.all(waits);
+    assert.deepEqual(order, [0, 1, 2, 3, 4, 5], 'local waiters are woken in arrival order');
+  });
+});
+
+describe('Lock: waitTime and abort leave nothing behind', () => {
+  it('tryLock with waitTime gives up in time and leaves no subscription', async () => {
+    const holder = server.lockClient().getLock('give-up');
+    const locks = server.lockClient();
+    await holder.lock();
+    const started = Date.now();
+    assert.equal(await locks.getLock('give-up').tryLock({ waitTime: 300 }), false);
+    const waited = Date.now() - started;
+    assert.ok(waited >= 280 && waited < 2_000, `gave up after ${waited} ms`);
+    assert.equal(await subscribers('latchkey:{give-up}:released'), 0);
+    assert.equal(locks.context.waiters.channelCount, 0);
+    await holder.unlock();
+  });
+
+  it('abort while waiting rejects with the reason and leaves no waiter, subscription or hold', async () => {
+    const holder = server.lockClient().getLock('abort');
+    const locks = server.lockClient();
+    await holder.lock();
+    const controller = new AbortController();
+    const waiting = locks.getLock('abort').lock({ signal: controller.signal });
+    await sleep(100);
+    assert.equal(await subscribers('latchkey:{abort}:released'), 1);
+    const reason = new Error('user gave up');
+    controller.abort(reason);
+    await assert.rejects(waiting, (error) => error === reason);
+    assert.equal(await subscribers('latchkey:{abort}:released'), 0);
+    assert.equal(locks.context.waiters.channelCount, 0);
+    assert.equal(locks.context.holds.size, 0);
+    // The release after the abort reaches nobody and the holder still owns the lock until then.
+    assert.equal(await holder.isHeldByCurrentOwner(), true);
+    await holder.unlock();
+    assert.equal(await holder.isLocked(), false);
+  });
+
+  it('an already aborted signal sends nothing to Redis', async () => {
+    const admin = server.client();
+    const lock = server.lockClient().getLock('pre-aborted');
+    await admin.config('RESETSTAT');
+    await assert.rejects(lock.lock({ signal: AbortSignal.abort(new Error('no')) }), /no/);
+    assert.equal(await commandCalls(admin, 'evalsha'), 0);
+  });
+
+  it('a waiter that passes on a wake-up it could not use keeps the queue moving', async () => {
+    const holder = server.lockClient().getLock('pass-on');
+    const locks = server.lockClient();
+    await holder.lock();
+    const controller = new AbortController();
+    const first = locks.getLock('pass-on').lock({ signal: controller.signal }).catch((error: unknown) => error);
+    const second = locks.getLock('pass-on');
+    const secondWaits = second.lock();
+    await sleep(100);
+    controller.abort(new Error('first leaves'));
+    await holder.unlock();
+    const started = Date.now();
+    await secondWaits;
+    assert.ok(Date.now() - started < 2_000);
+    assert.ok((await first) instanceof Error);
+    await second.unlock();
+  });
+});
