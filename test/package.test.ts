@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const require = createRequire(import.meta.url);
+
+describe('the built package (dist/, from `npm run build`)', () => {
+  it('exists: npm test builds it first', () => {
+    assert.ok(existsSync(`${root}dist/index.mjs`) && existsSync(`${root}dist/index.cjs`));
+  });
+
+  it('loads as ESM and as CommonJS, and errors of one copy are instances for the other', async () => {
+    const esm = (await import(`${root}dist/index.mjs`)) as typeof import('../src/index.js');
+    const cjs = require(`${root}dist/index.cjs`) as typeof import('../src/index.js');
+    assert.equal(typeof esm.LockClient, 'function');
+    assert.equal(typeof cjs.LockClient, 'function');
+    assert.notEqual(esm.LockNotHeldError, cjs.LockNotHeldError, 'two copies of the classes');
+    const fromCjs = new cjs.LockNotHeldError('x');
+    assert.ok(fromCjs instanceof esm.LockNotHeldError);
+    assert.ok(fromCjs instanceof esm.LatchkeyError);
+    assert.ok(!(fromCjs instanceof esm.LockLostError));
+    assert.ok(new esm.RedisUnavailableError('y') instanceof cjs.RedisUnavailableError);
+    assert.equal(fromCjs.code, 'LATCHKEY_LOCK_NOT_HELD');
+  });
+
+  it('ships type declarations for both formats', () => {
+    assert.ok(existsSync(`${root}dist/index.d.mts`) && existsSync(`${root}dist/index.d.cts`));
+  });
+
+  it('the CLI prints its usage', () => {
+    const output = execFileSync(process.execPath, [`${root}dist/cli/main.mjs`, 'help'], { encoding: 'utf8' });
+    assert.match(output, /latchkey <command>/);
+    assert.match(output, /inspect/);
+  });
+});
