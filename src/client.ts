@@ -8,6 +8,14 @@ import type { Lock } from './lock.js';
 import { DEFAULTS, type LockClientOptions, type ResolvedOptions } from './options.js';
 import { currentScopeOwner, randomId, runAsOwner } from './owner.js';
 import { createLock } from './primitives/lock.js';
+import { createReadWriteLock, type ReadWriteLock } from './primitives/read-write-lock.js';
+import { createCountDownLatch, type CountDownLatch } from './primitives/count-down-latch.js';
+import { createStripedLock, type StripedLock } from './primitives/striped-lock.js';
+import { createFairLock } from './primitives/fair-lock.js';
+import { createFencedLock, type FencedLock } from './primitives/fenced-lock.js';
+import { createSpinLock, resolveBackoff, type SpinBackoff } from './primitives/spin-lock.js';
+import { createPermitExpirableSemaphore, type PermitExpirableSemaphore } from './primitives/permit-expirable-semaphore.js';
+import { createSemaphore, type Semaphore } from './primitives/semaphore.js';
 import { toConnection, type RedisClientLike } from './redis/to-connection.js';
 import { createScriptRunner } from './redis/script-runner.js';
 import { checkDuration, checkFunction, checkName, checkOptionalDuration, checkOptions } from './validate.js';
@@ -73,6 +81,52 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   /** The re-entrant lock `name`, kept alive by the watchdog when taken without a lease. */
   getLock(name: string): Lock {
     return createLock(this.#ctx, checkName(name, 'name'));
+  }
+
+  /** The read-write lock `name`: `readLock()` shared by readers, `writeLock()` exclusive. */
+  getReadWriteLock(name: string): ReadWriteLock {
+    return createReadWriteLock(this.#ctx, checkName(name, 'name'));
+  }
+
+  /** The count-down latch `name`; waiters are woken by pub/sub when its count reaches 0. */
+  getCountDownLatch(name: string): CountDownLatch {
+    return createCountDownLatch(this.#ctx, checkName(name, 'name'));
+  }
+
+  /** `stripes` plain locks under `name`; `get(key)` maps any key onto one of them by a stable hash. */
+  getStripedLock(name: string, stripes: number): StripedLock {
+    return createStripedLock(this.#ctx, checkName(name, 'name'), stripes);
+  }
+
+  /**
+   * The fair lock `name`: granted in request order across clients and processes. A waiter whose
+   * process died is skipped after `fairWaiterTimeout`; an aborted waiter leaves the queue at once.
+   */
+  getFairLock(name: string): Lock {
+    return createFairLock(this.#ctx, checkName(name, 'name'));
+  }
+
+  /**
+   * The spin lock `name`: the re-entrant lock, but its waiters poll with exponential backoff and
+   * jitter instead of listening on pub/sub.
+   */
+  getSpinLock(name: string, backoff?: SpinBackoff): Lock {
+    return createSpinLock(this.#ctx, checkName(name, 'name'), resolveBackoff(backoff));
+  }
+
+  /** The fenced lock `name`: every new holder gets a strictly greater fencing token. */
+  getFencedLock(name: string): FencedLock {
+    return createFencedLock(this.#ctx, checkName(name, 'name'));
+  }
+
+  /** The counting semaphore `name`; its permits are not owned and may be released by anyone. */
+  getSemaphore(name: string): Semaphore {
+    return createSemaphore(this.#ctx, checkName(name, 'name'));
+  }
+
+  /** The semaphore `name` whose permits have ids and optional leases. */
+  getPermitExpirableSemaphore(name: string): PermitExpirableSemaphore {
+    return createPermitExpirableSemaphore(this.#ctx, checkName(name, 'name'));
   }
 
   /**

@@ -1,0 +1,12 @@
+--[[ semaphore/add-permits: add (or, negative, remove) permits; used by release() and addPermits().
+Any party may release: permits are not owned.
+KEYS[1]  permits: string, the available count (no TTL)
+ARGV[1]  permits to add (integer, may be negative)
+ARGV[2]  channel: when permits were added and some are free, wakes one waiter per freed permit
+Returns  the available count afterwards ]]
+local n = tonumber(ARGV[1])
+local avail = redis.call('incrby', KEYS[1], n)
+if n > 0 and avail > 0 then
+  redis.call('publish', ARGV[2], tostring(math.min(n, avail)))
+end
+return avail
