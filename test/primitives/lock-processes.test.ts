@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { collectOutput, runFixture, waitForLine } from '../helpers/processes.js';
 import { startServer, type TestServer } from '../helpers/redis.js';
 
@@ -33,5 +34,11 @@ describe('Lock across OS processes', () => {
     const waited = Date.now() - killedAt;
     assert.ok(waited <= watchdogTimeout + 1_000, `acquired ${waited} ms after the crash`);
     await lock.unlock();
+  });
+});
+
+describe('after these tests', () => {
+  it('no latchkey key is left without a TTL', async () => {
+    await assertNoKeyWithoutTtl(server.client());
   });
 });

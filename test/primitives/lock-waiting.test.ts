@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { commandCalls, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
@@ -124,5 +125,11 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     assert.ok(Date.now() - started < 2_000);
     assert.ok((await first) instanceof Error);
     await second.unlock();
+  });
+});
+
+describe('after these tests', () => {
+  it('no latchkey key is left without a TTL', async () => {
+    await assertNoKeyWithoutTtl(server.client());
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { LockLostError, LockNotHeldError, LockAcquireTimeoutError } from '../../src/index.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 
@@ -121,5 +122,11 @@ describe('Lock: leases', () => {
     );
     assert.equal(ran, false);
     await holder.unlock();
+  });
+});
+
+describe('after these tests', () => {
+  it('no latchkey key is left without a TTL', async () => {
+    await assertNoKeyWithoutTtl(server.client());
   });
 });
