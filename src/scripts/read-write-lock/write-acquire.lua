@@ -1,0 +1,37 @@
+--[[ read-write-lock/write-acquire: take the write lock, or re-enter it. It waits while another
+owner writes or while any live read hold exists, the caller's own included (no upgrade).
+KEYS[1]  write hash: field = owner id, value = write hold count (expires with the write lease)
+KEYS[2]  read hash ("n:<owner>" = holds, "t:<owner>" = expiry in ms, Redis clock)
+ARGV[1]  owner id
+ARGV[2]  lease in ms
+Returns  nil when acquired (or re-entered); otherwise ms until the blocking holder's lease runs
+         out (the writer's, or the latest reader's) ]]
+if redis.call('exists', KEYS[1]) == 1 then
+  if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+    return redis.call('pttl', KEYS[1])
+  end
+  redis.call('hincrby', KEYS[1], ARGV[1], 1)
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return nil
+end
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local fields = redis.call('hgetall', KEYS[2])
+local latest = 0
+for i = 1, #fields, 2 do
+  if string.sub(fields[i], 1, 2) == 't:' then
+    local expiry = tonumber(fields[i + 1])
+    if expiry <= now then
+      redis.call('hdel', KEYS[2], fields[i], 'n:' .. string.sub(fields[i], 3))
+    elseif expiry > latest then
+      latest = expiry
+    end
+  end
+end
+if latest > 0 then
+  return latest - now
+end
+redis.call('del', KEYS[2])
+redis.call('hincrby', KEYS[1], ARGV[1], 1)
+redis.call('pexpire', KEYS[1], ARGV[2])
+return nil
