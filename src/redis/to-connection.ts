@@ -1,8 +1,9 @@
 import type { RedisConnection } from './connection.js';
 import { IoredisConnection, isIoredis, type IoredisLike } from './ioredis-adapter.js';
+import { isNodeRedis, NodeRedisConnection, type NodeRedisLike } from './node-redis-adapter.js';
 
-/** Any client LockClient accepts: ioredis `Redis`/`Cluster`, or a `RedisConnection` of your own. */
-export type RedisClientLike = IoredisLike | RedisConnection;
+/** Any client LockClient accepts: ioredis `Redis`/`Cluster`, node-redis v4+, or a `RedisConnection` of your own. */
+export type RedisClientLike = IoredisLike | NodeRedisLike | RedisConnection;
 
 function isConnection(value: unknown): value is RedisConnection {
   const candidate = value as Partial<RedisConnection> | null;
@@ -19,6 +20,7 @@ function isConnection(value: unknown): value is RedisConnection {
 export function toConnection(redis: unknown): RedisConnection {
   if (isConnection(redis)) return redis;
   if (isIoredis(redis)) return new IoredisConnection(redis);
+  if (isNodeRedis(redis)) return new NodeRedisConnection(redis);
   throw new TypeError(
     'Expected `redis` to be an ioredis Redis or Cluster client, a node-redis client, or a RedisConnection',
   );

@@ -1,0 +1,96 @@
+import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
+import { classifyClientError, isNoScriptError } from './errors.js';
+import { Subscriptions } from './subscriptions.js';
+
+/** The part of a node-redis (v4+) client latchkey uses (typed here so `redis` is never imported). */
+export interface NodeRedisLike {
+  sendCommand(args: string[]): Promise<unknown>;
+  duplicate(): NodeRedisSubscriber;
+  readonly isOpen: boolean;
+}
+
+interface NodeRedisSubscriber {
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  quit(): Promise<unknown>;
+  disconnect(): Promise<unknown>;
+}
+
+export function isNodeRedis(value: unknown): value is NodeRedisLike {
+  const candidate = value as Partial<NodeRedisLike> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.sendCommand === 'function' &&
+    typeof candidate.duplicate === 'function' &&
+    typeof candidate.isOpen === 'boolean'
+  );
+}
+
+/**
+ * Adapts a connected node-redis v4+ client (standalone or Sentinel). Scripts go through
+ * `sendCommand`, which both major versions share; subscriptions use a duplicate connection.
+ */
+export class NodeRedisConnection implements RedisConnection {
+  #subscriber: Promise<NodeRedisSubscriber> | undefined;
+  readonly #subscriptions: Subscriptions;
+
+  constructor(private readonly client: NodeRedisLike) {
+    this.#subscriptions = new Subscriptions(
+      async (channel) => {
+        const subscriber = await this.#subscriberConnection();
+        await subscriber.subscribe(channel, (message) => this.#subscriptions.dispatch(channel, message));
+      },
+      async (channel) => {
+        await (await this.#subscriber)?.unsubscribe(channel);
+      },
+    );
+  }
+
+  async evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
+    const tail = [String(keys.length), ...keys, ...args.map(String)];
+    try {
+      try {
+        return (await this.client.sendCommand(['EVALSHA', script.sha, ...tail])) as ScriptReply;
+      } catch (error) {
+        if (!isNoScriptError(error)) throw error;
+        return (await this.client.sendCommand(['EVAL', script.source, ...tail])) as ScriptReply;
+      }
+    } catch (error) {
+      throw classifyClientError(error, `script ${script.name}`);
+    }
+  }
+
+  async subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
+    try {
+      return await this.#subscriptions.add(channel, listener);
+    } catch (error) {
+      throw classifyClientError(error, `subscribe ${channel}`);
+    }
+  }
+
+  batchGroup(): string {
+    return '';
+  }
+
+  async close(): Promise<void> {
+    const pending = this.#subscriber;
+    this.#subscriber = undefined;
+    if (!pending) return;
+    const subscriber = await pending.catch(() => undefined);
+    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect().catch(() => undefined));
+  }
+
+  #subscriberConnection(): Promise<NodeRedisSubscriber> {
+    this.#subscriber ??= (async () => {
+      const subscriber = this.client.duplicate();
+      // Errors surface through the calls that fail; the listener keeps them from crashing the process.
+      subscriber.on('error', () => undefined);
+      await subscriber.connect();
+      return subscriber;
+    })();
+    return this.#subscriber;
+  }
+}

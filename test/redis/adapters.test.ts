@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createClient } from 'redis';
+import { LockClient, RedisUnavailableError } from '../../src/index.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
+import { IoredisConnection } from '../../src/redis/ioredis-adapter.js';
+import { NodeRedisConnection } from '../../src/redis/node-redis-adapter.js';
+import { toConnection } from '../../src/redis/to-connection.js';
+import { lockStatus } from '../../src/scripts/index.js';
+import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+
+let server: TestServer;
+const nodeRedisClients: { quit(): Promise<unknown> }[] = [];
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  for (const client of nodeRedisClients) await client.quit().catch(() => undefined);
+});
+
+async function nodeRedis(port = server.port) {
+  const client = createClient({ url: `redis://127.0.0.1:${port}`, socket: { reconnectStrategy: false } });
+  client.on('error', () => undefined);
+  await client.connect();
+  nodeRedisClients.push(client);
+  return client;
+}
+
+const adapters: [string, () => Promise<{ connection: RedisConnection; client: object }>][] = [
+  ['ioredis', () => {
+    const client = server.client();
+    return Promise.resolve({ connection: new IoredisConnection(client), client });
+  }],
+  ['node-redis', async () => {
+    const client = await nodeRedis();
+    return { connection: new NodeRedisConnection(client), client };
+  }],
+];
+
+const probe = { name: 'test/probe', sha: '', source: "return {1, 'two', {3}, redis.call('hget', KEYS[1], 'f')}" };
+
+for (const [name, make] of adapters) {
+  describe(`adapter conformance: ${name}`, () => {
+    it('is picked automatically from the client', async () => {
+      const { client } = await make();
+      const connection = toConnection(client);
+      assert.equal(connection.constructor.name, name === 'ioredis' ? 'IoredisConnection' : 'NodeRedisConnection');
+      await connection.close();
+    });
+
+    it('runs scripts: integers, strings, nested arrays and nil replies', async () => {
+      const { connection } = await make();
+      const { createHash } = await import('node:crypto');
+      const script = { ...probe, sha: createHash('sha1').update(probe.source).digest('hex') };
+      assert.deepEqual(await connection.evalScript(script, ['adapter:none'], []), [1, 'two', [3], null]);
+      assert.deepEqual(await connection.evalScript(lockStatus, ['latchkey:{none}:lock'], ['owner']), [0, 0, -2]);
+      await connection.close();
+    });
+
+    it("passes Redis' own reply errors through unchanged", async () => {
+      const { connection } = await make();
+      await server.client().set('adapter:string', 'x');
+      const error = await connection.evalScript(lockStatus, ['adapter:string'], ['owner']).catch((e: unknown) => e);
+      assert.ok(error instanceof Error && /WRONGTYPE/.test(error.message));
+      assert.ok(!(error instanceof RedisUnavailableError));
+      await connection.close();
+    });
+
+    it('subscribes, delivers messages to every listener of a channel, unsubscribes after the last', async () => {
+      const { connection } = await make();
+      const got: string[] = [];
+      const offA = await connection.subscribe('adapter:ch', (m) => got.push(`a:${m}`));
+      const offB = await connection.subscribe('adapter:ch', (m) => got.push(`b:${m}`));
+      const admin = server.client();
+      await admin.publish('adapter:ch', '1');
+      await sleep(50);
+      assert.deepEqual(got.sort(), ['a:1', 'b:1']);
+      await offA();
+      assert.deepEqual(await admin.pubsub('NUMSUB', 'adapter:ch'), ['adapter:ch', 1]);
+      await offB();
+      assert.deepEqual(await admin.pubsub('NUMSUB', 'adapter:ch'), ['adapter:ch', 0]);
+      await connection.close();
+    });
+
+    it('locks exclude each other across adapters, and waiters are woken through it', async () => {
+      const { client } = await make();
+      const mine = new LockClient(client as never);
+      const other = new LockClient(name === 'ioredis' ? await nodeRedis() : server.client());
+      const lock = mine.getLock('cross-adapter');
+      await lock.lock();
+      assert.equal(await other.getLock('cross-adapter').tryLock(), false);
+      const waiting = other.getLock('cross-adapter').tryLock({ waitTime: 5_000 });
+      await sleep(100);
+      await lock.unlock();
+      assert.equal(await waiting, true);
+      await other.getLock('cross-adapter').forceUnlock();
+      await mine.shutdown();
+      await other.shutdown();
+    });
+  });
+}
+
+describe('adapter conformance: unreachable server', () => {
+  it('node-redis: a dead server gives RedisUnavailableError', async () => {
+    const doomed = await startServer();
+    const client = await nodeRedis(doomed.port);
+    const locks = new LockClient(client, { commandTimeout: 1_000 });
+    await doomed.stop(true);
+    await assert.rejects(locks.getLock('x').lock(), RedisUnavailableError);
+    await locks.shutdown();
+  });
+});
