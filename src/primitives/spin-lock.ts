@@ -1,0 +1,121 @@
+import type { ClientContext } from '../context.js';
+import { publish } from '../diagnostics.js';
+import type { AcquireLoopOptions } from '../engine/acquire-loop.js';
+import { LockHandle } from '../engine/lock-handle.js';
+import type { Lock } from '../lock.js';
+import { checkDuration, checkOptions } from '../validate.js';
+import { reentrantBackend } from './lock.js';
+
+/** How a SpinLock spaces its attempts: exponential backoff with jitter. */
+export interface SpinBackoff {
+  /**
+   * Pause after the first failed attempt, in ms.
+   * @default 10
+   */
+  initialDelay?: number;
+  /**
+   * Longest pause between two attempts, in ms.
+   * @default 500
+   */
+  maxDelay?: number;
+  /**
+   * Each pause is the previous one times this (>= 1; 1 is a fixed interval).
+   * @default 2
+   */
+  multiplier?: number;
+  /**
+   * Share of each pause drawn at random, 0..1: a pause of `d` becomes a value in
+   * `[d * (1 - jitter), d]`, so waiters that failed together do not retry together.
+   * @default 0.5
+   */
+  jitter?: number;
+}
+
+/** Default backoff of `getSpinLock()`. */
+export const SPIN_BACKOFF_DEFAULTS: Readonly<Required<SpinBackoff>> = Object.freeze({
+  initialDelay: 10,
+  maxDelay: 500,
+  multiplier: 2,
+  jitter: 0.5,
+});
+
+/** Validates a backoff argument (TypeError / RangeError naming the field) and fills in defaults. */
+export function resolveBackoff(backoff: unknown): Readonly<Required<SpinBackoff>> {
+  const given = checkOptions<SpinBackoff>(backoff, 'backoff');
+  const initialDelay = checkDuration(given.initialDelay ?? SPIN_BACKOFF_DEFAULTS.initialDelay, 'backoff.initialDelay', true);
+  const maxDelay = checkDuration(given.maxDelay ?? Math.max(initialDelay, SPIN_BACKOFF_DEFAULTS.maxDelay), 'backoff.maxDelay', true);
+  if (maxDelay < initialDelay) {
+    throw new RangeError(`Expected \`backoff.maxDelay\` to be >= backoff.initialDelay (${initialDelay}), got ${maxDelay} (number)`);
+  }
+  const multiplier = checkNumberIn(given.multiplier ?? SPIN_BACKOFF_DEFAULTS.multiplier, 'backoff.multiplier', 1, 1_000);
+  const jitter = checkNumberIn(given.jitter ?? SPIN_BACKOFF_DEFAULTS.jitter, 'backoff.jitter', 0, 1);
+  return Object.freeze({ initialDelay, maxDelay, multiplier, jitter });
+}
+
+function checkNumberIn(value: unknown, argument: string, min: number, max: number): number {
+  if (typeof value !== 'number') throw new TypeError(`Expected \`${argument}\` to be a number, got a value of type ${typeof value}`);
+  if (!(value >= min && value <= max)) {
+    throw new RangeError(`Expected \`${argument}\` to be a number from ${min} to ${max}, got ${String(value)} (number)`);
+  }
+  return value;
+}
+
+/** The pause before retry number `retry` (0-based), jittered by `random()` in [0, 1). */
+export function backoffDelay(backoff: Readonly<Required<SpinBackoff>>, retry: number, random: () => number = Math.random): number {
+  const full = Math.min(backoff.maxDelay, backoff.initialDelay * backoff.multiplier ** retry);
+  return full * (1 - backoff.jitter * random());
+}
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The SpinLock's wait: no subscription, just attempts spaced by the backoff, never sleeping past
+ * the holder's lease (the moment the lock may be free) nor past the caller's waitTime.
+ */
+function spinWait(backoff: Readonly<Required<SpinBackoff>>) {
+  return async function <T>(options: AcquireLoopOptions<T>): Promise<T | undefined> {
+    const { attempt, signal, waitTime, name } = options;
+    signal?.throwIfAborted();
+    const started = Date.now();
+    const deadline = waitTime === undefined ? undefined : started + waitTime;
+    let result = await attempt(waitTime === 0 ? undefined : deadline);
+    if (result.acquired) return result.value;
+    publish('wait', () => ({ name, phase: 'start', spin: true }));
+    for (let retry = 0; ; retry++) {
+      const remaining = deadline === undefined ? Infinity : deadline - Date.now();
+      if (remaining <= 0) {
+        publish('wait', () => ({ name, phase: 'end', acquired: false, waited: Date.now() - started }));
+        return undefined;
+      }
+      const untilFree = result.retryIn > 0 ? result.retryIn : Infinity;
+      await pause(Math.min(backoffDelay(backoff, retry), untilFree, remaining), signal);
+      result = await attempt(deadline);
+      if (result.acquired) {
+        publish('wait', () => ({ name, phase: 'end', acquired: true, waited: Date.now() - started }));
+        return result.value;
+      }
+    }
+  };
+}
+
+/**
+ * Creates the SpinLock returned by `LockClient.getSpinLock()`: the re-entrant lock (same key, so it
+ * excludes `getLock()` of the same name) whose waiters poll with backoff instead of subscribing.
+ */
+export function createSpinLock(ctx: ClientContext, name: string, backoff: Readonly<Required<SpinBackoff>>): Lock {
+  return new LockHandle(ctx, { ...reentrantBackend(ctx, name), wait: spinWait(backoff) });
+}

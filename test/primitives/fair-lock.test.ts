@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
+import { fairLockLeave } from '../../src/scripts/index.js';
+import { startFixture, until } from '../helpers/fixture-process.js';
+import { keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
+
+let server: TestServer;
+let redis: Redis;
+before(async () => {
+  server = await startServer();
+  redis = server.client();
+});
+
+const queueKey = (name: string): string => `latchkey:{${name}}:fair-queue`;
+const timeoutsKey = (name: string): string => `latchkey:{${name}}:fair-timeouts`;
+const queued = (name: string): Promise<number> => redis.llen(queueKey(name));
+const waitQueued = (name: string, length: number): Promise<void> => until(async () => (await queued(name)) === length);
+
+describe('FairLock: request order', () => {
+  it('grants 10 waiters from 3 clients in the order they queued', async () => {
+    const clients = [server.lockClient(), server.lockClient(), server.lockClient()];
+    const holder = clients[0]!.getFairLock('order');
+    await holder.lock();
+    const granted: number[] = [];
+    const done: Promise<void>[] = [];
+    for (let i = 0; i < 10; i++) {
+      const lock = clients[i % 3]!.getFairLock('order');
+      done.push(
+        lock.lock().then(async () => {
+          granted.push(i);
+          await sleep(5);
+          await lock.unlock();
+        }),
+      );
+      await waitQueued('order', i + 1);
+    }
+    await holder.unlock();
+    await Promise.all(done);
+    assert.deepEqual(granted, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.equal(await redis.exists(queueKey('order'), timeoutsKey('order')), 0);
+  });
+
+  it('a one-shot tryLock neither queues nor jumps the queue', async () => {
+    const holder = server.lockClient().getFairLock('no-barging');
+    const waiter = server.lockClient().getFairLock('no-barging');
+    const other = server.lockClient().getFairLock('no-barging');
+    await holder.lock();
+    const waiting = waiter.lock();
+    await waitQueued('no-barging', 1);
+    assert.equal(await other.tryLock(), false);
+    assert.equal(await queued('no-barging'), 1);
+    await holder.unlock();
+    await waiting;
+    assert.equal(await waiter.isHeldByCurrentOwner(), true);
+    await waiter.unlock();
+  });
+
+  it('is re-entrant and excludes a plain Lock of the same name', async () => {
+    const locks = server.lockClient();
+    const fair = locks.getFairLock('shared-name');
+    await fair.lock();
+    assert.equal(await fair.tryLock(), true);
+    assert.equal(await fair.getHoldCount(), 2);
+    assert.equal(await server.lockClient().getLock('shared-name').tryLock(), false);
+    await fair.unlock();
+    await fair.unlock();
+    assert.equal(await fair.isLocked(), false);
+  });
+});
+
+describe('FairLock: leaving the queue', () => {
+  it('abort removes the queue entry at once and the next waiter moves up', async () => {
+    const holder = server.lockClient().getFairLock('abort');
+    const first = server.lockClient().getFairLock('abort');
+    const second = server.lockClient().getFairLock('abort');
+    await holder.lock();
+    const controller = new AbortController();
+    const aborted = first.lock({ signal: controller.signal });
+    await waitQueued('abort', 1);
+    const waiting = second.lock();
+    await waitQueued('abort', 2);
+    const reason = new Error('caller gave up');
+    controller.abort(reason);
+    await assert.rejects(aborted, (error) => error === reason);
+    // Gone before the promise rejected: no polling needed.
+    assert.deepEqual(await redis.lrange(queueKey('abort'), 0, -1), [await ownerOf(second, 'abort')]);
+    await holder.unlock();
+    await waiting;
+    await second.unlock();
+    assert.equal(await first.isLocked(), false);
+  });
+
+  it('a waitTime that elapses leaves no entry behind', async () => {
+    const holder = server.lockClient().getFairLock('wait-time');
+    await holder.lock();
+    const started = Date.now();
+    assert.equal(await server.lockClient().getFairLock('wait-time').tryLock({ waitTime: 150 }), false);
+    assert.ok(Date.now() - started >= 140);
+    assert.equal(await queued('wait-time'), 0);
+    await holder.unlock();
+  });
+
+  it('the head leaving hands a free lock on at once, not after its place lapses', async () => {
+    // A head that holds a valid place but is not parked in this process (say it is between two
+    // attempts); its leave script must wake the next waiter.
+    const name = 'hand-on';
+    const next = server.lockClient({ fairWaiterTimeout: 60_000 }).getFairLock(name);
+    const [seconds] = await redis.time();
+    await redis.rpush(queueKey(name), 'ghost');
+    await redis.hset(timeoutsKey(name), 'ghost', Number(seconds) * 1000 + 60_000);
+    await redis.pexpire(queueKey(name), 60_000);
+    await redis.pexpire(timeoutsKey(name), 60_000);
+    const waiting = next.lock();
+    await waitQueued(name, 2);
+    await sleep(50);
+    const started = Date.now();
+    // Without the hand-on this waiter would next retry in fairWaiterTimeout / 3 = 20 s.
+    const left = await redis.eval(fairLockLeave.source, 3, `latchkey:{${name}}:lock`, queueKey(name), timeoutsKey(name), 'ghost', `latchkey:{${name}}:released`);
+    assert.equal(left, 1);
+    await waiting;
+    assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+    await next.unlock();
+  });
+});
+
+describe('FairLock: waiter liveness', () => {
+  it('a live waiter keeps its place well past fairWaiterTimeout', async () => {
+    const options = { fairWaiterTimeout: 300 };
+    const holder = server.lockClient(options).getFairLock('live');
+    const a = server.lockClient(options).getFairLock('live');
+    const b = server.lockClient(options).getFairLock('live');
+    await holder.lock();
+    const granted: string[] = [];
+    const doneA = a.lock().then(() => granted.push('a'));
+    await waitQueued('live', 1);
+    const doneB = b.lock().then(() => granted.push('b'));
+    await waitQueued('live', 2);
+    await sleep(1_200);
+    assert.equal(await queued('live'), 2);
+    await holder.unlock();
+    await doneA;
+    await a.unlock();
+    await doneB;
+    await b.unlock();
+    assert.deepEqual(granted, ['a', 'b']);
+  });
+
+  it('grants in request order across OS processes', async () => {
+    const holder = server.lockClient().getFairLock('processes');
+    await holder.lock();
+    const child = startFixture('fair-lock-waiter', [server.port, 'processes', 10_000, 300]);
+    await waitQueued('processes', 1);
+    const local = server.lockClient().getFairLock('processes');
+    // The child prints "acquired" 300 ms before it releases: by then the line has arrived.
+    const waiting = local.lock().then(() => child.lines.includes('acquired'));
+    await waitQueued('processes', 2);
+    await holder.unlock();
+    assert.equal(await waiting, true, 'the other process queued first and was served first');
+    await local.unlock();
+    assert.equal(await child.exited, 0);
+  });
+
+  it('a killed waiter does not block the queue past fairWaiterTimeout', async () => {
+    const timeout = 1_000;
+    const holder = server.lockClient().getFairLock('killed');
+    await holder.lock();
+    const child = startFixture('fair-lock-waiter', [server.port, 'killed', timeout, 0]);
+    await waitQueued('killed', 1);
+    const survivor = server.lockClient({ fairWaiterTimeout: timeout }).getFairLock('killed');
+    const waiting = survivor.lock();
+    await waitQueued('killed', 2);
+    child.child.kill('SIGKILL');
+    await child.exited;
+    const freed = Date.now();
+    await holder.unlock();
+    // The dead head still has its place: nobody may take the free lock ahead of it yet.
+    assert.equal(await server.lockClient().getFairLock('killed').tryLock(), false);
+    await waiting;
+    const waited = Date.now() - freed;
+    // Its place was refreshed at most timeout/3 before the kill, so it lapsed 2/3 timeout later at the earliest.
+    assert.ok(waited >= timeout / 3, `skipped too early: ${waited} ms`);
+    assert.ok(waited < timeout + 3_000, `blocked for ${waited} ms`);
+    await survivor.unlock();
+    assert.equal(await redis.exists(queueKey('killed'), timeoutsKey('killed')), 0);
+  });
+});
+
+describe('FairLock: keys and input', () => {
+  it('leaves no key without a TTL', async () => {
+    const holder = server.lockClient().getFairLock('ttl');
+    await holder.lock();
+    const waiting = server.lockClient().getFairLock('ttl').tryLock({ waitTime: 5_000 });
+    await waitQueued('ttl', 1);
+    for (const [key, ttl] of await keysWithTtl(redis, 'latchkey:{ttl}*')) assert.ok(ttl > 0, `${key} has TTL ${ttl}`);
+    await holder.unlock();
+    assert.equal(await waiting, true);
+  });
+
+  it('refuses bad names before reaching Redis', () => {
+    const locks = server.lockClient();
+    assert.throws(() => locks.getFairLock(42 as unknown as string), { name: 'TypeError', message: /`name`/ });
+    assert.throws(() => locks.getFairLock(''), { name: 'RangeError', message: /`name`/ });
+  });
+});
+
+/** The owner id a handle queues under (read from the queue it joined, for one waiter). */
+async function ownerOf(lock: { name: string }, name: string): Promise<string> {
+  const entries = await redis.lrange(queueKey(name), 0, -1);
+  assert.equal(entries.length, 1, `expected one entry, got ${entries.length} (${lock.name})`);
+  return entries[0]!;
+}
+
