@@ -8,6 +8,7 @@ import type { Lock } from './lock.js';
 import { DEFAULTS, type LockClientOptions, type ResolvedOptions } from './options.js';
 import { currentScopeOwner, randomId, runAsOwner } from './owner.js';
 import { createLock } from './primitives/lock.js';
+import { createMultiLock } from './primitives/multi-lock.js';
 import { createReadWriteLock, type ReadWriteLock } from './primitives/read-write-lock.js';
 import { createCountDownLatch, type CountDownLatch } from './primitives/count-down-latch.js';
 import { createStripedLock, type StripedLock } from './primitives/striped-lock.js';
@@ -81,6 +82,23 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   /** The re-entrant lock `name`, kept alive by the watchdog when taken without a lease. */
   getLock(name: string): Lock {
     return createLock(this.#ctx, checkName(name, 'name'));
+  }
+
+  /**
+   * A lock over several member locks (from any clients, on independent Redis servers), held only
+   * when every member is held. Members of one attempt are taken in parallel.
+   */
+  getMultiLock(...locks: Lock[]): Lock {
+    return createMultiLock(this.#ctx, locks, 'MultiLock');
+  }
+
+  /**
+   * Redlock over several member locks, each on its own independent Redis server: held when a
+   * majority of members is held within the lease's validity. Rejects with `QuorumError` when no
+   * majority can be reached.
+   */
+  getRedLock(...locks: Lock[]): Lock {
+    return createMultiLock(this.#ctx, locks, 'RedLock');
   }
 
   /** The read-write lock `name`: `readLock()` shared by readers, `writeLock()` exclusive. */

@@ -72,6 +72,11 @@ export class LockHandle implements Lock {
     protected readonly backend: LockBackend,
   ) {}
 
+  /** @internal How MultiLock / RedLock reach a member: its client context and backend. */
+  get member(): { readonly ctx: ClientContext; readonly backend: LockBackend } {
+    return { ctx: this.ctx, backend: this.backend };
+  }
+
   get name(): string {
     return this.backend.name;
   }

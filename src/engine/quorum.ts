@@ -1,0 +1,195 @@
+import type { ClientContext } from '../context.js';
+import { LatchkeyError, type MemberFailure } from '../errors.js';
+import { acquireLoop, type Attempt } from './acquire-loop.js';
+import type { Hold } from './holds.js';
+import type { LockBackend } from './lock-handle.js';
+
+/**
+ * The member side of MultiLock / RedLock: one attempt over every member in parallel, releasing
+ * members, and setting their lease. Each member is reached through its own client (its own
+ * server, watchdog and subscriptions); this module never knows how many servers there are.
+ */
+
+/** One member lock: the client it lives on and its backend. */
+export interface Member {
+  readonly ctx: ClientContext;
+  readonly backend: LockBackend;
+}
+
+/** A member taken by an attempt. */
+export interface TakenMember {
+  readonly index: number;
+  readonly member: Member;
+  /** The member-level owner: `<member client id>:<owner id>`, what a handle of that client would use. */
+  readonly owner: string;
+  /** Set when the member's own watchdog keeps it alive (no lease): aborts when the member is lost. */
+  readonly hold: Hold | undefined;
+}
+
+/** A member failure with the member's position (members of a RedLock often share one name). */
+export interface IndexedMemberFailure extends MemberFailure {
+  /** Position of the member in the `getMultiLock` / `getRedLock` arguments. */
+  readonly index: number;
+}
+
+export interface AttemptPlan {
+  /** The owner id shared by every member (scope owner or the MultiLock's own id). */
+  readonly ownerId: string;
+  /** How long each member may wait (ms); 0: one try per member. */
+  readonly memberWait: number;
+  /** Lease set on each member while acquiring; undefined: the member client's watchdog lease, renewed by it. */
+  readonly memberLease: number | undefined;
+  /** Failures tolerated before the attempt is given up (0: MultiLock; a minority: RedLock). */
+  readonly failureLimit: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+export interface AttemptResult {
+  readonly taken: TakenMember[];
+  readonly failures: IndexedMemberFailure[];
+}
+
+export function memberOwner(member: Member, ownerId: string): string {
+  return `${member.ctx.clientId}:${ownerId}`;
+}
+
+/** The lease a member client gives a lock kept by its watchdog. */
+function watchdogLease(ctx: ClientContext): number {
+  return Math.min(ctx.options.watchdogTimeout, ctx.options.maxLeaseTime ?? Infinity);
+}
+
+/** A call cut by its time limit (the script runner's message) rather than refused. */
+function failureReason(error: unknown): 'timeout' | 'error' {
+  return error instanceof Error && /did not answer/.test(error.message) ? 'timeout' : 'error';
+}
+
+/**
+ * A member whose reply was lost may hold the lock: drop this owner's holds there. Sent on the
+ * same connection after the lost call, so Redis runs it after that call even if the server was
+ * frozen. A member this owner already held (re-entrant) is left to its lease instead.
+ */
+function releaseUnknown(member: Member, owner: string): void {
+  if (member.ctx.holds.get(member.backend.key, owner)) return;
+  member.backend.releaseAll(owner).catch(() => undefined);
+}
+
+type Outcome = { readonly taken: TakenMember } | { readonly failure: IndexedMemberFailure };
+
+async function takeMember(member: Member, index: number, plan: AttemptPlan, signal: AbortSignal): Promise<Outcome> {
+  const { ctx, backend } = member;
+  const owner = memberOwner(member, plan.ownerId);
+  const leaseMs = plan.memberLease ?? watchdogLease(ctx);
+  let acquiredAt = 0;
+  let uncertain = false;
+  const attempt = async (deadline: number | undefined): Promise<Attempt<bigint | null>> => {
+    const started = Date.now();
+    try {
+      const result = await backend.attempt(owner, leaseMs, deadline);
+      if (result.acquired) acquiredAt = started;
+      return result;
+    } catch (error) {
+      uncertain = true;
+      throw error;
+    }
+  };
+  const wait = backend.wait ?? acquireLoop;
+  try {
+    const value = await wait({ attempt, waiters: ctx.waiters, channel: backend.channel, waitTime: plan.memberWait, signal, name: backend.name });
+    if (value === undefined) return { failure: { index, name: backend.name, reason: 'busy' } };
+    // Without a lease the member client's watchdog renews it from the moment it was taken.
+    const hold =
+      plan.memberLease === undefined
+        ? ctx.holds.acquired({ name: backend.name, key: backend.key, field: owner, script: backend.renewScript, leaseTime: undefined }, acquiredAt)
+        : undefined;
+    return { taken: { index, member, owner, hold } };
+  } catch (error) {
+    if (uncertain) releaseUnknown(member, owner);
+    // Cancelled (quorum out of reach, or the caller aborted) while waiting for a busy member.
+    if (signal.aborted) return { failure: { index, name: backend.name, reason: 'busy', error: signal.reason } };
+    return { failure: { index, name: backend.name, reason: failureReason(error), error } };
+  }
+}
+
+/**
+ * One attempt: every member at once, each waiting up to `memberWait`. As soon as more members
+ * failed than the limit allows, the others stop waiting. Members taken are returned even when
+ * the attempt failed; the caller releases them.
+ */
+export async function attemptAll(members: readonly Member[], plan: AttemptPlan): Promise<AttemptResult> {
+  const cancel = new AbortController();
+  const signal = plan.signal ? AbortSignal.any([plan.signal, cancel.signal]) : cancel.signal;
+  const taken: TakenMember[] = [];
+  const failures: IndexedMemberFailure[] = [];
+  await Promise.all(
+    members.map(async (member, index) => {
+      const outcome = await takeMember(member, index, plan, signal);
+      if ('taken' in outcome) {
+        taken.push(outcome.taken);
+      } else {
+        failures.push(outcome.failure);
+        if (failures.length > plan.failureLimit) cancel.abort();
+      }
+    }),
+  );
+  failures.sort((a, b) => a.index - b.index);
+  return { taken, failures };
+}
+
+/** Why one member could not be released. */
+export interface MemberReleaseFailure {
+  readonly index: number;
+  readonly name: string;
+  /** `not-held` (it had expired or was taken from us), `timeout` or `error`. */
+  readonly reason: 'not-held' | 'timeout' | 'error';
+  readonly error?: unknown;
+}
+
+/** Releases one hold of each taken member, all in parallel; returns the members that failed. */
+export async function releaseMembers(taken: readonly TakenMember[]): Promise<MemberReleaseFailure[]> {
+  const failures: MemberReleaseFailure[] = [];
+  await Promise.all(
+    taken.map(async ({ index, member, owner }) => {
+      const { holds } = member.ctx;
+      const { key, name } = member.backend;
+      try {
+        const left = await member.backend.release(owner);
+        if (left >= 0) return holds.released(key, owner, left);
+        failures.push({ index, name, reason: 'not-held' });
+      } catch (error) {
+        failures.push({ index, name, reason: failureReason(error), error });
+      }
+      // Renewal stops whenever the release failed, as for a single lock.
+      const hold = holds.get(key, owner);
+      if (hold) holds.drop(hold);
+    }),
+  );
+  return failures.sort((a, b) => a.index - b.index);
+}
+
+/** Sets each taken member's expiry to `leaseMs` in parallel; returns the members that could not be set. */
+export async function setLease(taken: readonly TakenMember[], leaseMs: number): Promise<TakenMember[]> {
+  const failed: TakenMember[] = [];
+  await Promise.all(
+    taken.map(async (entry) => {
+      const { ctx, backend } = entry.member;
+      const reply = await ctx.run(backend.renewScript, [backend.key], [entry.owner, leaseMs]).catch(() => null);
+      if (!Array.isArray(reply) || reply[0] !== 1) failed.push(entry);
+    }),
+  );
+  return failed;
+}
+
+/** Some members of a MultiLock / RedLock could not be released; the others were. */
+export class MemberReleaseError extends LatchkeyError {
+  static readonly CODE = 'LATCHKEY_MEMBER_RELEASE';
+  readonly failures: readonly MemberReleaseFailure[];
+  constructor(message: string, failures: readonly MemberReleaseFailure[]) {
+    super(MemberReleaseError.CODE, message);
+    this.failures = failures;
+  }
+}
+
+/** `"name" #index: reason` for error messages. */
+export function describeFailures(failures: readonly (MemberFailure & { index: number })[] | readonly MemberReleaseFailure[]): string {
+  return failures.map((f) => `"${f.name}" #${f.index} ${f.reason}`).join(', ');
+}

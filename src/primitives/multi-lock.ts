@@ -1,0 +1,353 @@
+import type { ClientContext } from '../context.js';
+import { attemptAll, describeFailures, MemberReleaseError, releaseMembers, setLease, type Member, type TakenMember } from '../engine/quorum.js';
+import type { IndexedMemberFailure } from '../engine/quorum.js';
+import { Hold } from '../engine/holds.js';
+import { LockHandle, type LockStatus } from '../engine/lock-handle.js';
+import { LockAcquireTimeoutError, LockLostError, LockNotHeldError, QuorumError } from '../errors.js';
+import { Lease } from '../lease.js';
+import type { Lock, LockLease } from '../lock.js';
+import type { LockOptions, TryLockOptions } from '../options.js';
+import { currentScopeOwner, randomId, runAsOwner } from '../owner.js';
+import { checkFunction, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
+
+/** `MultiLock`: every member; `RedLock`: a majority. */
+export type MultiLockKind = 'MultiLock' | 'RedLock';
+
+interface Parsed {
+  readonly waitTime: number | undefined;
+  readonly leaseTime: number | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** One owner's hold on the group. Re-entry only counts up locally: the members are already held. */
+interface Held {
+  count: number;
+  readonly hold: Hold;
+  readonly taken: readonly TakenMember[];
+  readonly dispose: () => void;
+}
+
+/** Seeds: each `lock()` attempt waits `members x 1500 ms`, randomised with a lease so rivals drift apart. */
+function attemptWait(members: number, leaseTime: number | undefined): number {
+  const base = members * 1500;
+  if (leaseTime === undefined) return base;
+  if (leaseTime <= 2000) return 2000;
+  const low = leaseTime <= base ? leaseTime / 2 : base;
+  return low + Math.random() * (leaseTime - low);
+}
+
+/** Redlock's allowance for clock drift between the servers and us: 1% of the lease plus 2 ms. */
+function clockDrift(leaseMs: number): number {
+  return Math.floor(leaseMs * 0.01) + 2;
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Checks the members: Locks of latchkey clients, at least one, none twice, no nested group. */
+export function toMembers(locks: readonly unknown[]): Member[] {
+  if (locks.length === 0) throw new RangeError('Expected `locks` to hold at least one Lock, got none');
+  const members: Member[] = [];
+  locks.forEach((lock, i) => {
+    if (lock instanceof MultiLock) {
+      throw new TypeError(`Expected \`locks[${i}]\` to be a single Lock: a MultiLock / RedLock cannot be a member`);
+    }
+    if (!(lock instanceof LockHandle)) {
+      throw new TypeError(`Expected \`locks[${i}]\` to be a Lock from a LockClient, got ${lock === null ? 'null' : typeof lock}`);
+    }
+    const member = lock.member;
+    const twin = members.findIndex((other) => other.ctx === member.ctx && other.backend.key === member.backend.key);
+    if (twin >= 0) throw new RangeError(`Expected distinct locks: \`locks[${i}]\` is the same lock as \`locks[${twin}]\` ("${lock.name}")`);
+    members.push(member);
+  });
+  return members;
+}
+
+/**
+ * A lock over several member locks, each possibly on its own independent Redis server (Redisson's
+ * RedissonMultiLock / RedissonRedLock). MultiLock needs every member; RedLock a majority. Members
+ * of one attempt are taken in parallel; an attempt that fails releases everything it took.
+ */
+export class MultiLock implements Lock {
+  readonly name: string;
+  readonly #ownId = randomId(12);
+  readonly #held = new Map<string, Held>();
+  readonly #failureLimit: number;
+  readonly #need: number;
+
+  constructor(
+    private readonly ctx: ClientContext,
+    private readonly members: readonly Member[],
+    readonly kind: MultiLockKind,
+  ) {
+    const n = members.length;
+    this.#failureLimit = kind === 'RedLock' ? n - (Math.floor(n / 2) + 1) : 0;
+    this.#need = n - this.#failureLimit;
+    this.name = `${kind}(${members.map((m) => m.backend.name).join(', ')})`;
+  }
+
+  async lock(options?: LockOptions): Promise<void> {
+    await this.#acquireUntilDone(this.#ownerId(), this.#parse(options, false));
+  }
+
+  async tryLock(options?: TryLockOptions): Promise<boolean> {
+    const parsed = this.#parse(options, true);
+    return (await this.#acquire(this.#ownerId(), { ...parsed, waitTime: parsed.waitTime ?? 0 })) !== undefined;
+  }
+
+  async unlock(): Promise<void> {
+    this.ctx.assertOpen();
+    await this.#release(this.#ownerId());
+  }
+
+  /** Deletes every member whoever holds it; true when at least one was locked. */
+  async forceUnlock(): Promise<boolean> {
+    this.ctx.assertOpen();
+    const results = await Promise.allSettled(this.members.map((m) => m.backend.forceUnlock()));
+    const failures = results.flatMap((r, index) =>
+      r.status === 'rejected' ? [{ index, name: this.members[index]!.backend.name, reason: 'error' as const, error: r.reason as unknown }] : [],
+    );
+    if (failures.length > 0) throw new MemberReleaseError(`Could not force-unlock ${this.name}: ${describeFailures(failures)}`, failures);
+    return results.some((r) => r.status === 'fulfilled' && r.value);
+  }
+
+  /** True when the quorum (all members, or a majority for RedLock) is locked, by anyone. */
+  async isLocked(): Promise<boolean> {
+    return (await this.#quorumStatus()).locked;
+  }
+
+  async isHeldByCurrentOwner(): Promise<boolean> {
+    return (await this.#quorumStatus()).holds > 0;
+  }
+
+  async getHoldCount(): Promise<number> {
+    const { holds } = await this.#quorumStatus();
+    return holds > 0 ? (this.#held.get(this.#ownerId())?.count ?? holds) : 0;
+  }
+
+  /** The TTL the quorum of members still has: the lowest among all (MultiLock) or among the best majority. */
+  async remainTimeToLive(): Promise<number> {
+    return (await this.#quorumStatus()).ttl;
+  }
+
+  async withLock<T>(fn: (signal: AbortSignal) => T | Promise<T>, options?: TryLockOptions): Promise<T> {
+    checkFunction(fn, 'fn');
+    const parsed = this.#parse(options, true);
+    const ownerId = this.#ownerId();
+    return runAsOwner(ownerId, async () => {
+      const held = await this.#acquireOrTimeout(ownerId, parsed);
+      let result: T;
+      try {
+        result = await fn(held.hold.signal);
+      } catch (error) {
+        await this.#release(ownerId).catch(() => undefined);
+        throw error;
+      }
+      await this.#release(ownerId);
+      return result;
+    });
+  }
+
+  async acquire(options?: TryLockOptions): Promise<LockLease> {
+    const ownerId = this.#ownerId();
+    const held = await this.#acquireOrTimeout(ownerId, this.#parse(options, true));
+    return new Lease(held.hold.signal, () => this.#release(ownerId));
+  }
+
+  #ownerId(): string {
+    return currentScopeOwner() ?? this.#ownId;
+  }
+
+  #parse(options: unknown, allowWait: boolean): Parsed {
+    const given = checkOptions<TryLockOptions>(options);
+    return {
+      waitTime: allowWait ? checkOptionalDuration(given.waitTime, 'waitTime') : undefined,
+      leaseTime: checkOptionalDuration(given.leaseTime, 'leaseTime', true),
+      signal: checkSignal(given.signal),
+    };
+  }
+
+  async #acquireOrTimeout(ownerId: string, parsed: Parsed): Promise<Held> {
+    const held = await (parsed.waitTime === undefined ? this.#acquireUntilDone(ownerId, parsed) : this.#acquire(ownerId, { ...parsed, waitTime: parsed.waitTime }));
+    if (!held) throw new LockAcquireTimeoutError(`Could not acquire ${this.name} within waitTime ${parsed.waitTime} ms`);
+    return held;
+  }
+
+  async #acquireUntilDone(ownerId: string, parsed: Parsed): Promise<Held> {
+    for (;;) {
+      const held = await this.#acquire(ownerId, { ...parsed, waitTime: attemptWait(this.members.length, parsed.leaseTime) });
+      if (held) return held;
+    }
+  }
+
+  /**
+   * The seeds' tryLock(waitTime, leaseTime): attempts until one takes the quorum or the time is
+   * up. Each member waits at most its share of the remaining time (jittered, so two rivals stop
+   * waiting at different moments and one of them wins). Throws QuorumError when more members
+   * were unreachable than the failure limit allows.
+   */
+  async #acquire(ownerId: string, p: Parsed & { waitTime: number }): Promise<Held | undefined> {
+    this.ctx.assertOpen();
+    p.signal?.throwIfAborted();
+    const existing = this.#held.get(ownerId);
+    if (existing && !existing.hold.signal.aborted) {
+      existing.count++;
+      return existing;
+    }
+    const deadline = Date.now() + p.waitTime;
+    // While acquiring, a lease long enough that early members outlive the wait for later ones.
+    const memberLease = p.leaseTime === undefined ? undefined : p.waitTime > 0 ? 2 * p.waitTime : p.leaseTime;
+    for (;;) {
+      const remaining = deadline - Date.now();
+      const memberWait = p.waitTime === 0 ? 0 : Math.max(1, (remaining / this.members.length) * (0.5 + Math.random() / 2));
+      const started = Date.now();
+      const { taken, failures } = await attemptAll(this.members, {
+        ownerId,
+        memberWait,
+        memberLease,
+        failureLimit: this.#failureLimit,
+        signal: p.signal,
+      });
+      const held = failures.length > this.#failureLimit ? undefined : await this.#confirm(ownerId, taken, failures, p.leaseTime, memberLease, started);
+      if (!held) await releaseMembers(taken);
+      if (p.signal?.aborted) {
+        if (held) await this.#release(ownerId).catch(() => undefined);
+        throw p.signal.reason;
+      }
+      if (held) return held;
+      const unreachable = failures.filter((f) => f.reason !== 'busy');
+      if (unreachable.length > this.#failureLimit) {
+        const needed = this.kind === 'RedLock' ? `a majority (${this.#need} of ${this.members.length})` : `all ${this.members.length} members`;
+        throw new QuorumError(`Could not reach ${needed} of ${this.name}: ${describeFailures(failures)}`, failures);
+      }
+      if (p.waitTime === 0 || Date.now() >= deadline) return undefined;
+      // A short random pause: rivals that failed together do not retry in lockstep.
+      await pause(Math.min(Math.random() * 50, Math.max(0, deadline - Date.now())), p.signal);
+    }
+  }
+
+  /**
+   * Turns a successful attempt into a hold: sets every member's expiry to the lease (when one was
+   * asked for and the members were taken with a longer one), then applies the validity rule.
+   * Returns undefined (members not yet released) when the quorum did not survive.
+   */
+  async #confirm(
+    ownerId: string,
+    taken: TakenMember[],
+    failures: IndexedMemberFailure[],
+    leaseTime: number | undefined,
+    memberLease: number | undefined,
+    attemptStart: number,
+  ): Promise<Held | undefined> {
+    let start = attemptStart;
+    let alive = taken;
+    if (leaseTime !== undefined && memberLease !== leaseTime) {
+      start = Date.now();
+      const failed = await setLease(taken, leaseTime);
+      if (failed.length > 0) {
+        void releaseMembers(failed);
+        alive = taken.filter((t) => !failed.includes(t));
+        taken.splice(0, taken.length, ...alive);
+        failures.push(...failed.map((t) => ({ index: t.index, name: t.member.backend.name, reason: 'error' as const })));
+        if (alive.length < this.#need) return undefined;
+      }
+    }
+    let validity = Infinity;
+    if (leaseTime !== undefined) {
+      // Redlock's rule: what is left of the lease after the time spent taking it and the drift.
+      validity = leaseTime - (Date.now() - start) - clockDrift(leaseTime);
+      if (validity <= 0) return undefined;
+    } else if (alive.some((t) => t.hold?.signal.aborted)) {
+      return undefined;
+    }
+    return this.#record(ownerId, alive, validity);
+  }
+
+  #record(ownerId: string, taken: readonly TakenMember[], validity: number): Held {
+    const hold = new Hold({
+      name: this.name,
+      key: `${this.kind}:${this.#ownId}`,
+      field: ownerId,
+      script: this.members[0]!.backend.renewScript,
+      leaseTime: Number.isFinite(validity) ? validity : undefined,
+    });
+    hold.count = 1;
+    const lose = (error: LockLostError): void => this.ctx.holds.lost(hold, error);
+    const cleanups: (() => void)[] = [];
+    if (Number.isFinite(validity)) {
+      const timer = setTimeout(() => lose(new LockLostError(`${this.name} expired: its lease ran out`)), validity);
+      timer.unref();
+      cleanups.push(() => clearTimeout(timer));
+    } else {
+      let alive = taken.length;
+      for (const { hold: member, member: m } of taken) {
+        if (!member) continue;
+        const onLost = (): void => {
+          alive--;
+          if (alive < this.#need) {
+            const cause: unknown = member.signal.reason;
+            lose(new LockLostError(`${this.name} was lost: member "${m.backend.name}" was lost and fewer than ${this.#need} remain`, { cause }));
+          }
+        };
+        member.signal.addEventListener('abort', onLost, { once: true });
+        cleanups.push(() => member.signal.removeEventListener('abort', onLost));
+      }
+    }
+    const held: Held = { count: 1, hold, taken, dispose: () => cleanups.forEach((cleanup) => cleanup()) };
+    this.#held.set(ownerId, held);
+    return held;
+  }
+
+  /** Releases one hold; the last one releases every member in parallel and waits for all. */
+  async #release(ownerId: string): Promise<void> {
+    const held = this.#held.get(ownerId);
+    if (!held) throw new LockNotHeldError(`Cannot unlock ${this.name}: it is not held by owner ${this.ctx.clientId}:${ownerId}`);
+    if (--held.count > 0) return;
+    this.#held.delete(ownerId);
+    held.dispose();
+    held.hold.stop();
+    const failures = await releaseMembers(held.taken);
+    if (failures.length === 0) return;
+    if (failures.length === held.taken.length && failures.every((f) => f.reason === 'not-held')) {
+      throw new LockNotHeldError(`Cannot unlock ${this.name}: no member is held any more (their lease ran out)`);
+    }
+    throw new MemberReleaseError(`Released ${this.name} except: ${describeFailures(failures)}`, failures);
+  }
+
+  /** The status the quorum shares: the need-th best member by lock state, holds and TTL. */
+  async #quorumStatus(): Promise<LockStatus> {
+    this.ctx.assertOpen();
+    const ownerId = this.#ownerId();
+    const results = await Promise.allSettled(this.members.map((m) => m.backend.status(`${m.ctx.clientId}:${ownerId}`)));
+    const statuses: LockStatus[] = [];
+    const failures: IndexedMemberFailure[] = [];
+    results.forEach((r, index) => {
+      if (r.status === 'fulfilled') statuses.push(r.value);
+      else failures.push({ index, name: this.members[index]!.backend.name, reason: 'error', error: r.reason });
+    });
+    if (failures.length > this.#failureLimit) {
+      throw new QuorumError(`Could not read ${this.name}: ${describeFailures(failures)}`, failures);
+    }
+    const nth = <T>(values: T[], rank: (v: T) => number): T | undefined => values.sort((a, b) => rank(b) - rank(a))[this.#need - 1];
+    const locked = statuses.filter((s) => s.locked).length >= this.#need;
+    const holds = nth(statuses.map((s) => s.holds), (h) => h) ?? 0;
+    const ttl = nth(statuses.map((s) => s.ttl), (t) => (t === -1 ? Infinity : t)) ?? -2;
+    return { locked, holds, ttl: locked ? ttl : -2 };
+  }
+}
+
+/** Creates the lock returned by `LockClient.getMultiLock()` / `getRedLock()`. */
+export function createMultiLock(ctx: ClientContext, locks: readonly unknown[], kind: MultiLockKind): Lock {
+  return new MultiLock(ctx, toMembers(locks), kind);
+}
