@@ -40,6 +40,9 @@ const GRANT_WINDOW_MS = 60_000;
  * request for several permits is not starved by a stream of single-permit takers.
  */
 export class Semaphore {
+  /** @internal Tells `latchkey/rx` that `acquire(permits, options)` takes its options second. */
+  static readonly rxOptionsIndex: Readonly<Record<string, number>> = Object.freeze({ acquire: 1 });
+
   readonly #ctx: ClientContext;
   readonly #name: string;
   readonly #permits: string;

@@ -9,7 +9,7 @@ ARGV[1]  permits wanted (integer >= 1)
 ARGV[2]  attempt id (unique per call; lets a call whose reply was lost be undone)
 ARGV[3]  waiter id, or "" for a one-shot attempt that must not queue
 ARGV[4]  waiter timeout (ms): a queued waiter that stops refreshing its entry is skipped after it
-ARGV[5]  channel to publish on when a reservation is lifted and permits are free
+ARGV[5]  channel to publish on when a vanished head's reservation is lifted and permits are free
 ARGV[6]  how long grants are remembered (ms)
 Returns  nil when acquired; otherwise ms after which to retry (the waiter's refresh period) ]]
 local t = redis.call('time')
@@ -41,7 +41,6 @@ if avail - n >= reserve then
   avail = redis.call('decrby', KEYS[1], n)
   if me ~= '' and redis.call('zrem', KEYS[2], me) == 1 then
     redis.call('hdel', KEYS[3], me)
-    if head == me then lifted = true end
   end
   if lifted and avail > 0 and redis.call('exists', KEYS[2]) == 1 then
     redis.call('publish', ARGV[5], tostring(avail))
