@@ -1,7 +1,6 @@
 import type { ClientContext } from '../context.js';
 import { LatchkeyError, type MemberFailure } from '../errors.js';
 import { acquireLoop, type Attempt } from './acquire-loop.js';
-import type { Hold } from './holds.js';
 import type { LockBackend } from './lock-handle.js';
 
 /**
@@ -22,8 +21,14 @@ export interface TakenMember {
   readonly member: Member;
   /** The member-level owner: `<member client id>:<owner id>`, what a handle of that client would use. */
   readonly owner: string;
-  /** Set when the member's own watchdog keeps it alive (no lease): aborts when the member is lost. */
-  readonly hold: Hold | undefined;
+  /**
+   * Set when the member client's watchdog keeps it alive (no lease): aborts when renewal finds the
+   * member gone or fails past its lease. No `lockLost` is emitted for a member: only the group's
+   * loss counts (a RedLock survives losing a minority).
+   */
+  readonly lost: AbortSignal | undefined;
+  /** Stops the member's renewal (release, failed attempt). */
+  readonly stopRenewal: () => void;
 }
 
 /** A member failure with the member's position (members of a RedLock often share one name). */
@@ -96,12 +101,13 @@ async function takeMember(member: Member, index: number, plan: AttemptPlan, sign
   try {
     const value = await wait({ attempt, waiters: ctx.waiters, channel: backend.channel, waitTime: plan.memberWait, signal, name: backend.name });
     if (value === undefined) return { failure: { index, name: backend.name, reason: 'busy' } };
-    // Without a lease the member client's watchdog renews it from the moment it was taken.
-    const hold =
-      plan.memberLease === undefined
-        ? ctx.holds.acquired({ name: backend.name, key: backend.key, field: owner, script: backend.renewScript, leaseTime: undefined }, acquiredAt)
-        : undefined;
-    return { taken: { index, member, owner, hold } };
+    if (plan.memberLease !== undefined) return { taken: { index, member, owner, lost: undefined, stopRenewal: () => undefined } };
+    // Without a lease the member client's watchdog renews it (batched with that server's other
+    // holds) from the moment it was taken, so a long wait for later members cannot expire it.
+    const lost = new AbortController();
+    const target = { name: backend.name, key: backend.key, field: owner, script: backend.renewScript };
+    const stopRenewal = ctx.watchdog.add({ ...target, onLost: (error) => lost.abort(error) }, acquiredAt);
+    return { taken: { index, member, owner, lost: lost.signal, stopRenewal } };
   } catch (error) {
     if (uncertain) releaseUnknown(member, owner);
     // Cancelled (quorum out of reach, or the caller aborted) while waiting for a busy member.
@@ -148,7 +154,8 @@ export interface MemberReleaseFailure {
 export async function releaseMembers(taken: readonly TakenMember[]): Promise<MemberReleaseFailure[]> {
   const failures: MemberReleaseFailure[] = [];
   await Promise.all(
-    taken.map(async ({ index, member, owner }) => {
+    taken.map(async ({ index, member, owner, stopRenewal }) => {
+      stopRenewal();
       const { holds } = member.ctx;
       const { key, name } = member.backend;
       try {
@@ -158,7 +165,7 @@ export async function releaseMembers(taken: readonly TakenMember[]): Promise<Mem
       } catch (error) {
         failures.push({ index, name, reason: failureReason(error), error });
       }
-      // Renewal stops whenever the release failed, as for a single lock.
+      // A single-lock hold of the same owner (scope re-entry) stops renewing too, as its unlock would.
       const hold = holds.get(key, owner);
       if (hold) holds.drop(hold);
     }),

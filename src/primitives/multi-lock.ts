@@ -268,7 +268,7 @@ export class MultiLock implements Lock {
       // Redlock's rule: what is left of the lease after the time spent taking it and the drift.
       validity = leaseTime - (Date.now() - start) - clockDrift(leaseTime);
       if (validity <= 0) return undefined;
-    } else if (alive.some((t) => t.hold?.signal.aborted)) {
+    } else if (alive.some((t) => t.lost?.aborted)) {
       return undefined;
     }
     return this.#record(ownerId, alive, validity);
@@ -291,17 +291,16 @@ export class MultiLock implements Lock {
       cleanups.push(() => clearTimeout(timer));
     } else {
       let alive = taken.length;
-      for (const { hold: member, member: m } of taken) {
-        if (!member) continue;
+      for (const { lost, index } of taken) {
+        if (!lost) continue;
         const onLost = (): void => {
           alive--;
-          if (alive < this.#need) {
-            const cause: unknown = member.signal.reason;
-            lose(new LockLostError(`${this.name} was lost: member "${m.backend.name}" was lost and fewer than ${this.#need} remain`, { cause }));
-          }
+          if (alive >= this.#need) return;
+          const cause: unknown = lost.reason;
+          lose(new LockLostError(`${this.name} was lost: member #${index} was lost and fewer than ${this.#need} members remain`, { cause }));
         };
-        member.signal.addEventListener('abort', onLost, { once: true });
-        cleanups.push(() => member.signal.removeEventListener('abort', onLost));
+        lost.addEventListener('abort', onLost, { once: true });
+        cleanups.push(() => lost.removeEventListener('abort', onLost));
       }
     }
     const held: Held = { count: 1, hold, taken, dispose: () => cleanups.forEach((cleanup) => cleanup()) };
