@@ -111,11 +111,11 @@ describe('PermitExpirableSemaphore: crashes, outages, bad input', () => {
     const waiters = [semaphore.acquire({ leaseTime: 10_000 }), semaphore.tryAcquire({ waitTime: 5_000, leaseTime: 10_000 })];
     const mine = await semaphore.acquire({ leaseTime: 10_000 });
     const got = await Promise.all(waiters);
-    assert.ok(got.every((id) => typeof id === 'string'));
+    assert.ok(got.every((id): id is string => typeof id === 'string'));
     assert.equal(await semaphore.availablePermits(), 0);
     assert.equal(await semaphore.tryAcquire(), null, 'no fourth permit appeared');
     for (const id of ids) assert.equal(await semaphore.tryRelease(id), false);
-    for (const id of [mine, ...(got as string[])]) await semaphore.release(id);
+    for (const id of [mine, ...got]) await semaphore.release(id);
     assert.equal(await semaphore.availablePermits(), 3);
   });
 
