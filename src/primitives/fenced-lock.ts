@@ -27,7 +27,7 @@ export interface FencedLock extends Lock {
 /** Fencing on the re-entrant lock: the same hash (so it excludes `getLock()` of the same name) plus a counter. */
 function fencedBackend(ctx: ClientContext, name: string): LockBackend {
   const base = reentrantBackend(ctx, name);
-  const counter = primitiveKeys(ctx.options.keyPrefix, name).key('fencing-token');
+  const counter = primitiveKeys(ctx.options.keyPrefix, name).key('fence');
   return {
     ...base,
     async attempt(owner, leaseMs, deadline) {

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+import { LockNotHeldError } from '../../src/index.js';
+import { startFixture, startTs } from '../helpers/fixture-process.js';
+import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+
+let server: TestServer;
+let redis: Redis;
+before(async () => {
+  server = await startServer();
+  redis = server.client();
+});
+
+const counterKey = (name: string): string => `latchkey:{${name}}:fence`;
+
+function assertStrictlyIncreasing(tokens: readonly bigint[]): void {
+  for (let i = 1; i < tokens.length; i++) assert.ok(tokens[i]! > tokens[i - 1]!, `token ${tokens[i]} after ${tokens[i - 1]} at ${i}`);
+}
+
+describe('FencedLock: tokens', () => {
+  it('strictly increase over every acquisition from two clients and another OS process', async () => {
+    const name = 'many-holders';
+    const log = 'test:fenced-log';
+    const child = startFixture('fenced-lock-worker', [server.port, name, 30, log]);
+    const worker = async (lock: ReturnType<ReturnType<TestServer['lockClient']>['getFencedLock']>): Promise<void> => {
+      for (let i = 0; i < 15; i++) {
+        const token = await lock.lockAndGetToken();
+        // Appended while holding the lock: the list is the order of holds across all processes.
+        await redis.rpush(log, token.toString());
+        await lock.unlock();
+      }
+    };
+    await Promise.all([
+      worker(server.lockClient().getFencedLock(name)),
+      worker(server.lockClient().getFencedLock(name)),
+      worker(server.lockClient().getFencedLock(name)),
+    ]);
+    await child.waitFor('done');
+    const tokens = (await redis.lrange(log, 0, -1)).map(BigInt);
+    assert.equal(tokens.length, 75);
+    assertStrictlyIncreasing(tokens);
+    assert.equal(tokens.at(-1), 75n);
+  });
+
+  it('keep increasing after the lock key expired, and the counter has no TTL', async () => {
+    const first = server.lockClient().getFencedLock('expired');
+    const second = server.lockClient().getFencedLock('expired');
+    const t1 = await first.lockAndGetToken({ leaseTime: 100 });
+    await sleep(200);
+    assert.equal(await first.isLocked(), false);
+    assert.equal(await redis.pttl(counterKey('expired')), -1);
+    const t2 = await second.lockAndGetToken({ leaseTime: 100 });
+    assert.ok(t2 > t1, `${t2} > ${t1}`);
+    await sleep(200);
+    const t3 = await first.tryLockAndGetToken();
+    assert.ok(t3 !== null && t3 > t2, `${t3} > ${t2}`);
+    await first.unlock();
+    await assert.rejects(second.unlock(), LockNotHeldError);
+  });
+
+  it('a re-entrant acquisition keeps the holder token; getToken reads it from any handle', async () => {
+    const locks = server.lockClient();
+    const lock = locks.getFencedLock('reentrant');
+    const token = await lock.lockAndGetToken();
+    assert.equal(await lock.tryLockAndGetToken(), token);
+    const lease = await lock.acquire();
+    assert.equal(lease.token, token);
+    assert.equal(await lock.getHoldCount(), 3);
+    assert.equal(await lock.getToken(), token);
+    assert.equal(await server.lockClient().getFencedLock('reentrant').getToken(), token);
+    await lease.release();
+    await lock.unlock();
+    await lock.unlock();
+    await assert.rejects(lock.getToken(), LockNotHeldError);
+    assert.ok((await lock.lockAndGetToken()) > token);
+    await lock.unlock();
+  });
+
+  it('tryLockAndGetToken: null while held by another, the next token once it is free', async () => {
+    const holder = server.lockClient().getFencedLock('try');
+    const other = server.lockClient().getFencedLock('try');
+    const held = await holder.lockAndGetToken();
+    assert.equal(await other.tryLockAndGetToken(), null);
+    assert.equal(await other.tryLockAndGetToken({ waitTime: 50 }), null);
+    const waiting = other.tryLockAndGetToken({ waitTime: 5_000 });
+    await sleep(50);
+    await holder.unlock();
+    assert.equal(await waiting, held + 1n);
+    await other.unlock();
+  });
+
+  it('is the same lock as getLock() of that name; a plain holder has no token', async () => {
+    const plain = server.lockClient().getLock('shared');
+    const fenced = server.lockClient().getFencedLock('shared');
+    await plain.lock();
+    assert.equal(await fenced.tryLockAndGetToken(), null);
+    await assert.rejects(fenced.getToken(), LockNotHeldError);
+    await plain.unlock();
+    assert.equal(await fenced.lockAndGetToken(), 1n);
+    assert.equal(await plain.tryLock(), false);
+    await fenced.unlock();
+  });
+
+  it('refuses bad input before reaching Redis', async () => {
+    const locks = server.lockClient();
+    assert.throws(() => locks.getFencedLock(7 as never), { name: 'TypeError', message: /`name`/ });
+    const lock = locks.getFencedLock('input');
+    await assert.rejects(lock.lockAndGetToken({ leaseTime: -1 }), { name: 'RangeError', message: /`leaseTime`/ });
+    await assert.rejects(lock.lockAndGetToken('soon' as never), { name: 'TypeError', message: /`options`/ });
+    await assert.rejects(lock.tryLockAndGetToken({ waitTime: '1' as never }), { name: 'TypeError', message: /`waitTime`/ });
+    await assert.rejects(lock.tryLockAndGetToken({ signal: {} as never }), { name: 'TypeError', message: /`signal`/ });
+    assert.equal(await redis.exists(counterKey('input')), 0);
+  });
+});
+
+describe('FencedLock: the fencing example', () => {
+  it('examples/fencing-token.ts refuses the stale writer', async () => {
+    const file = fileURLToPath(new URL('../../examples/fencing-token.ts', import.meta.url));
+    const run = startTs(file, [], { REDIS_URL: server.url });
+    assert.equal(await run.exited, 0);
+    assert.match(run.lines.join('\n'), /token A (\d+), token B (\d+): stale write by A refused; the report says "final by B"/);
+  });
+});
