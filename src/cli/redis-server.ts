@@ -56,14 +56,17 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** Starts a redis-server with no persistence; `extraArgs` are passed as command-line config. */
-export async function startRedisServer(extraArgs: readonly string[] = []): Promise<RedisProcess> {
+/**
+ * Starts a redis-server with no persistence. `extraArgs` are passed as command-line config;
+ * `leadingArgs` come first (a config file, for Sentinel).
+ */
+export async function startRedisServer(extraArgs: readonly string[] = [], leadingArgs: readonly string[] = []): Promise<RedisProcess> {
   const bin = findRedisServer();
   let lastError: unknown;
   for (let tries = 0; tries < 5; tries++) {
     const port = await freePort();
     try {
-      return await launch(bin, port, extraArgs);
+      return await launch(bin, port, extraArgs, leadingArgs);
     } catch (error) {
       lastError = error; // most likely the port was taken meanwhile: try another
     }
@@ -71,9 +74,9 @@ export async function startRedisServer(extraArgs: readonly string[] = []): Promi
   throw lastError instanceof Error ? lastError : new Error(String(lastError));
 }
 
-function launch(bin: string, port: number, extraArgs: readonly string[]): Promise<RedisProcess> {
+function launch(bin: string, port: number, extraArgs: readonly string[], leadingArgs: readonly string[]): Promise<RedisProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  const args = [...leadingArgs, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   args.push('--dir', dir, '--daemonize', 'no', ...extraArgs);
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
@@ -110,7 +113,8 @@ function launch(bin: string, port: number, extraArgs: readonly string[]): Promis
     child.once('exit', onExit);
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
+      // A Sentinel never says "Ready"; it is serving once it has an ID.
+      if (output.includes('Ready to accept connections') || output.includes('Sentinel ID is')) {
         clearTimeout(timer);
         child.off('exit', onExit);
         child.stdout?.off('data', onData);

@@ -1,0 +1,82 @@
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after } from 'node:test';
+import { Cluster, Redis } from 'ioredis';
+import { startRedisServer, type RedisProcess } from '../../src/cli/redis-server.js';
+import { sleep } from './redis.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+});
+
+/** A real local Redis Cluster of three primaries (no replicas), slots split evenly. */
+export interface TestCluster {
+  readonly nodes: readonly RedisProcess[];
+  /** A new ioredis Cluster client (closed after the file). */
+  client(): Cluster;
+}
+
+export async function startCluster(): Promise<TestCluster> {
+  const nodes = await Promise.all(
+    [0, 1, 2].map(() => startRedisServer(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'])),
+  );
+  for (const node of nodes) cleanups.push(() => node.stop(true));
+  const admins = nodes.map((node) => new Redis({ port: node.port, host: node.host }));
+  try {
+    const ranges = [[0, 5460], [5461, 10922], [10923, 16383]] as const;
+    await Promise.all(admins.map((admin, i) => admin.call('CLUSTER', 'ADDSLOTSRANGE', ranges[i]![0], ranges[i]![1])));
+    for (const node of nodes.slice(1)) await admins[0]!.call('CLUSTER', 'MEET', node.host, node.port);
+    for (let tries = 0; ; tries++) {
+      const infos = await Promise.all(admins.map((admin) => admin.call('CLUSTER', 'INFO') as Promise<string>));
+      if (infos.every((info) => info.includes('cluster_state:ok') && info.includes('cluster_known_nodes:3'))) break;
+      if (tries > 200) throw new Error(`cluster did not form: ${infos[0]}`);
+      await sleep(50);
+    }
+  } finally {
+    for (const admin of admins) admin.disconnect();
+  }
+  return {
+    nodes,
+    client() {
+      const cluster = new Cluster(nodes.map((node) => ({ host: node.host, port: node.port })));
+      cluster.on('error', () => undefined);
+      cleanups.push(() => Promise.resolve(cluster.disconnect()));
+      return cluster;
+    },
+  };
+}
+
+/** A primary watched by one real Sentinel process. */
+export interface TestSentinel {
+  readonly primary: RedisProcess;
+  readonly sentinel: RedisProcess;
+  readonly name: string;
+  /** An ioredis client that finds the primary through the Sentinel (closed after the file). */
+  client(): Redis;
+}
+
+export async function startSentinel(): Promise<TestSentinel> {
+  const primary = await startRedisServer();
+  cleanups.push(() => primary.stop(true));
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-sentinel-'));
+  cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+  const name = 'latchkeyprimary';
+  const config = join(dir, 'sentinel.conf');
+  writeFileSync(config, `sentinel monitor ${name} 127.0.0.1 ${primary.port} 1\nsentinel down-after-milliseconds ${name} 5000\n`);
+  // redis-server <config> --sentinel: the config file must come first and be writable.
+  const sentinel = await startRedisServer([], [config, '--sentinel']);
+  cleanups.push(() => sentinel.stop(true));
+  return {
+    primary,
+    sentinel,
+    name,
+    client() {
+      const redis = new Redis({ sentinels: [{ host: sentinel.host, port: sentinel.port }], name });
+      redis.on('error', () => undefined);
+      cleanups.push(() => Promise.resolve(redis.disconnect()));
+      return redis;
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { LockClient } from '../../src/index.js';
+import { startCluster, startSentinel, type TestCluster } from '../helpers/cluster.js';
+import { sleep } from '../helpers/redis.js';
+
+let cluster: TestCluster;
+const clients: LockClient[] = [];
+before(async () => {
+  cluster = await startCluster();
+});
+after(async () => {
+  for (const client of clients) await client.shutdown();
+});
+
+function lockClient(options?: ConstructorParameters<typeof LockClient>[1]): LockClient {
+  const locks = new LockClient(cluster.client(), options);
+  clients.push(locks);
+  return locks;
+}
+
+describe('on a real Redis Cluster (3 primaries)', () => {
+  it('locks exclude across clients and a waiter is woken by pub/sub', async () => {
+    const a = lockClient().getLock('cluster:order:1');
+    const b = lockClient().getLock('cluster:order:1');
+    await a.lock();
+    assert.equal(await b.tryLock(), false);
+    const waiting = b.tryLock({ waitTime: 5_000 });
+    await sleep(100);
+    const released = Date.now();
+    await a.unlock();
+    assert.equal(await waiting, true);
+    assert.ok(Date.now() - released < 2_000);
+    await b.unlock();
+  });
+
+  it('locks of different names spread over all three primaries', async () => {
+    const locks = lockClient();
+    const handles = Array.from({ length: 30 }, (_, i) => locks.getLock(`spread:${i}`));
+    for (const handle of handles) await handle.lock({ leaseTime: 30_000 });
+    const perNode = await Promise.all(
+      cluster.nodes.map(async (node) => {
+        const redis = new Redis({ port: node.port, host: node.host });
+        try {
+          return (await redis.keys('latchkey:{spread:*')).length;
+        } finally {
+          redis.disconnect();
+        }
+      }),
+    );
+    assert.equal(perNode.reduce((a, b) => a + b, 0), 30);
+    assert.ok(perNode.every((count) => count > 0), `keys per node: ${perNode.join(', ')}`);
+    for (const handle of handles) await handle.unlock();
+  });
+
+  it('the watchdog renews locks on every node', async () => {
+    const locks = lockClient({ watchdogTimeout: 600 });
+    const handles = Array.from({ length: 6 }, (_, i) => locks.getLock(`renewed:${i}`));
+    for (const handle of handles) await handle.lock();
+    await sleep(1_500);
+    for (const handle of handles) assert.equal(await handle.isHeldByCurrentOwner(), true);
+    for (const handle of handles) await handle.unlock();
+  });
+
+  it('every primitive runs its multi-key scripts on Cluster (one hash tag per primitive)', async () => {
+    const locks = lockClient();
+    const other = lockClient();
+
+    const fair = locks.getFairLock('c-fair');
+    await fair.lock();
+    const fairWaiter = other.getFairLock('c-fair').tryLock({ waitTime: 5_000 });
+    await sleep(50);
+    await fair.unlock();
+    assert.equal(await fairWaiter, true);
+
+    const fenced = locks.getFencedLock('c-fenced');
+    const first = await fenced.lockAndGetToken();
+    await fenced.unlock();
+    const second = await other.getFencedLock('c-fenced').lockAndGetToken();
+    assert.ok(second > first);
+
+    const rw = locks.getReadWriteLock('c-rw');
+    await rw.readLock().lock();
+    assert.equal(await other.getReadWriteLock('c-rw').readLock().tryLock(), true);
+    assert.equal(await other.getReadWriteLock('c-rw').writeLock().tryLock(), false);
+    await rw.readLock().unlock();
+
+    const semaphore = locks.getSemaphore('c-sem');
+    assert.equal(await semaphore.trySetPermits(2), true);
+    await semaphore.acquire(2);
+    assert.equal(await other.getSemaphore('c-sem').tryAcquire({ permits: 1 }), false);
+    await semaphore.release(2);
+    assert.equal(await semaphore.availablePermits(), 2);
+
+    const expirable = locks.getPermitExpirableSemaphore('c-pes');
+    await expirable.trySetPermits(1);
+    const id = await expirable.acquire({ leaseTime: 10_000 });
+    assert.equal(await other.getPermitExpirableSemaphore('c-pes').tryAcquire({ waitTime: 0 }), null);
+    await expirable.release(id);
+
+    const latch = locks.getCountDownLatch('c-latch');
+    await latch.trySetCount(1);
+    const done = other.getCountDownLatch('c-latch').await({ waitTime: 5_000 });
+    await sleep(50);
+    await latch.countDown();
+    assert.equal(await done, true);
+  });
+});
+
+describe('through a real Sentinel', () => {
+  it('finds the primary and locks on it', async () => {
+    const sentinel = await startSentinel();
+    const a = new LockClient(sentinel.client());
+    const b = new LockClient(sentinel.client());
+    clients.push(a, b);
+    await a.getLock('via-sentinel').lock();
+    assert.equal(await b.getLock('via-sentinel').tryLock(), false);
+    const primary = new Redis({ port: sentinel.primary.port, host: '127.0.0.1' });
+    assert.equal(await primary.exists('latchkey:{via-sentinel}:lock'), 1);
+    primary.disconnect();
+    await a.getLock('via-sentinel').forceUnlock();
+  });
+});
