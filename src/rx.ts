@@ -52,7 +52,8 @@ function withSignal(target: object, method: string, args: readonly unknown[], si
   }
   const options = copy[index] as Record<string, unknown>;
   const own = options.signal;
-  copy[index] = { ...options, signal: own instanceof AbortSignal ? AbortSignal.any([own, signal]) : signal };
+  if (own !== undefined && !(own instanceof AbortSignal)) return copy; // let the method refuse it
+  copy[index] = { ...options, signal: own === undefined ? signal : AbortSignal.any([own, signal]) };
   return copy;
 }
 

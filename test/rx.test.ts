@@ -48,6 +48,7 @@ describe('toRx: Lock', () => {
     assert.equal(await firstValueFrom(second.tryLock({ waitTime: 50 })), false);
     await assert.rejects(firstValueFrom(second.unlock()), { name: 'LockNotHeldError' });
     await assert.rejects(firstValueFrom(second.tryLock({ waitTime: -1 })), { name: 'RangeError' });
+    await assert.rejects(firstValueFrom(second.tryLock({ signal: 'x' as unknown as AbortSignal })), { name: 'TypeError', message: /`signal`/ });
     await firstValueFrom(first.unlock());
   });
 
