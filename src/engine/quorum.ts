@@ -117,28 +117,52 @@ async function takeMember(member: Member, index: number, plan: AttemptPlan, sign
 }
 
 /**
- * One attempt: every member at once, each waiting up to `memberWait`. As soon as more members
- * failed than the limit allows, the others stop waiting. Members taken are returned even when
- * the attempt failed; the caller releases them.
+ * One attempt. Every member is tried at once, one try each: uncontended, the attempt costs one
+ * member's latency. Under contention it falls back to the seeds' order, which cannot deadlock:
+ * it gives back the members taken after the first busy one, waits up to `memberWait` for that
+ * one alone, then tries the rest at once again. (Two parties that each took part of the group
+ * and waited for the other's part would both sit out their whole wait.) Members taken are
+ * returned even when the attempt failed; the caller releases them.
  */
 export async function attemptAll(members: readonly Member[], plan: AttemptPlan): Promise<AttemptResult> {
-  const cancel = new AbortController();
-  const signal = plan.signal ? AbortSignal.any([plan.signal, cancel.signal]) : cancel.signal;
+  const signal = plan.signal ?? new AbortController().signal;
   const taken: TakenMember[] = [];
   const failures: IndexedMemberFailure[] = [];
-  await Promise.all(
-    members.map(async (member, index) => {
-      const outcome = await takeMember(member, index, plan, signal);
-      if ('taken' in outcome) {
-        taken.push(outcome.taken);
-      } else {
-        failures.push(outcome.failure);
-        if (failures.length > plan.failureLimit) cancel.abort();
-      }
-    }),
-  );
+  let busy: number[] = [];
+  const tryAtOnce = async (indexes: number[]): Promise<void> => {
+    const once = { ...plan, memberWait: 0 };
+    await Promise.all(
+      indexes.map(async (index) => {
+        const outcome = await takeMember(members[index]!, index, once, signal);
+        if ('taken' in outcome) taken.push(outcome.taken);
+        else if (outcome.failure.reason === 'busy' && plan.memberWait > 0) busy.push(index);
+        else failures.push(outcome.failure);
+      }),
+    );
+  };
+  await tryAtOnce(members.map((_, index) => index));
+  while (busy.length > 0 && failures.length <= plan.failureLimit && !signal.aborted) {
+    // Enough members answered that busy ones may be given up without waiting (RedLock).
+    if (failures.length + busy.length <= plan.failureLimit) break;
+    const first = Math.min(...busy);
+    const later = taken.filter((t) => t.index > first);
+    taken.splice(0, taken.length, ...taken.filter((t) => t.index < first));
+    await releaseMembers(later);
+    const outcome = await takeMember(members[first]!, first, plan, signal);
+    if ('taken' in outcome) taken.push(outcome.taken);
+    else failures.push(outcome.failure);
+    const retry = [...busy.filter((i) => i !== first), ...later.map((t) => t.index)];
+    busy = [];
+    if (failures.length <= plan.failureLimit && !signal.aborted) await tryAtOnce(retry);
+    else failures.push(...retry.filter((i) => !later.some((t) => t.index === i)).map((index) => busyFailure(members, index)));
+  }
+  failures.push(...busy.map((index) => busyFailure(members, index)));
   failures.sort((a, b) => a.index - b.index);
   return { taken, failures };
+}
+
+function busyFailure(members: readonly Member[], index: number): IndexedMemberFailure {
+  return { index, name: members[index]!.backend.name, reason: 'busy' };
 }
 
 /** Why one member could not be released. */

@@ -193,9 +193,8 @@ export class MultiLock implements Lock {
 
   /**
    * The seeds' tryLock(waitTime, leaseTime): attempts until one takes the quorum or the time is
-   * up. Each member waits at most its share of the remaining time (jittered, so two rivals stop
-   * waiting at different moments and one of them wins). Throws QuorumError when more members
-   * were unreachable than the failure limit allows.
+   * up. A busy member is waited for at most its share of the remaining time, recomputed for each
+   * attempt. Throws QuorumError when more members were unreachable than the failure limit allows.
    */
   async #acquire(ownerId: string, p: Parsed & { waitTime: number }): Promise<Held | undefined> {
     this.ctx.assertOpen();
@@ -210,7 +209,7 @@ export class MultiLock implements Lock {
     const memberLease = p.leaseTime === undefined ? undefined : p.waitTime > 0 ? 2 * p.waitTime : p.leaseTime;
     for (;;) {
       const remaining = deadline - Date.now();
-      const memberWait = p.waitTime === 0 ? 0 : Math.max(1, (remaining / this.members.length) * (0.5 + Math.random() / 2));
+      const memberWait = p.waitTime === 0 ? 0 : Math.max(1, remaining / this.members.length);
       const started = Date.now();
       const { taken, failures } = await attemptAll(this.members, {
         ownerId,
