@@ -147,7 +147,12 @@ describe('Semaphore: waking and fairness', () => {
     await sleep(100);
     redis.disconnect(); // the waiter can neither refresh nor leave its entry
     assert.equal(await semaphore.tryAcquire(), false, 'blocked by the head reservation');
-    assert.equal(await semaphore.tryAcquire({ waitTime: 2_000 }), true, 'the stale head is skipped');
+    const started = Date.now();
+    assert.equal(await semaphore.tryAcquire({ waitTime: 5_000 }), true, 'the stale head is skipped');
+    assert.ok(Date.now() - started < 2_500, 'retried when the stale entry ran out, not at the deadline');
+    assert.equal(await semaphore.availablePermits(), 0, 'the vanished waiter took nothing');
+    await semaphore.release();
+    assert.equal(await semaphore.availablePermits(), 1);
     await gone.shutdown();
   });
 });

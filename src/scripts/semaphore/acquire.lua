@@ -11,7 +11,8 @@ ARGV[3]  waiter id, or "" for a one-shot attempt that must not queue
 ARGV[4]  waiter timeout (ms): a queued waiter that stops refreshing its entry is skipped after it
 ARGV[5]  channel to publish on when a vanished head's reservation is lifted and permits are free
 ARGV[6]  how long grants are remembered (ms)
-Returns  nil when acquired; otherwise ms after which to retry (the waiter's refresh period) ]]
+Returns  nil when acquired; otherwise ms after which to retry (the waiter's refresh period, or
+         sooner when the head's entry goes stale then) ]]
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = tonumber(ARGV[1])
@@ -23,14 +24,14 @@ if redis.call('zscore', KEYS[4], '!' .. ARGV[2]) then
 end
 local avail = tonumber(redis.call('get', KEYS[1]) or '0')
 -- Skip vanished waiters at the head (bounded work per call).
-local head, reserve, lifted = nil, 0, false
+local head, reserve, lifted, headExpires = nil, 0, false, nil
 for _ = 1, 100 do
   local first = redis.call('zrange', KEYS[2], 0, 0)[1]
   if not first then break end
   local want, expires = string.match(redis.call('hget', KEYS[3], first) or '', '^(%d+):(%d+)$')
   if want and tonumber(expires) > now then
     head = first
-    if first ~= me then reserve = tonumber(want) end
+    if first ~= me then reserve, headExpires = tonumber(want), tonumber(expires) end
     break
   end
   redis.call('zrem', KEYS[2], first)
@@ -59,5 +60,9 @@ if me ~= '' then
 end
 if lifted and avail > 0 then
   redis.call('publish', ARGV[5], tostring(avail))
+end
+-- Blocked by another waiter's reservation: look again when that entry would go stale.
+if headExpires then
+  retry = math.max(1, math.min(retry, headExpires - now + 1))
 end
 return retry
