@@ -1,23 +1,18 @@
 import type { ClientContext } from '../context.js';
 import { attemptAll, describeFailures, MemberReleaseError, releaseMembers, setLease, type Member, type TakenMember } from '../engine/quorum.js';
 import type { IndexedMemberFailure } from '../engine/quorum.js';
+import { attemptWait, clockDrift, GROUP, parseOptions, pause, quorumStatus, toMembers, watchLoss, type Parsed } from '../engine/quorum-rules.js';
 import { Hold } from '../engine/holds.js';
-import { LockHandle, type LockStatus } from '../engine/lock-handle.js';
-import { LockAcquireTimeoutError, LockLostError, LockNotHeldError, QuorumError } from '../errors.js';
+import type { LockStatus } from '../engine/lock-handle.js';
+import { LockAcquireTimeoutError, LockNotHeldError, QuorumError } from '../errors.js';
 import { Lease } from '../lease.js';
 import type { Lock, LockLease } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
 import { currentScopeOwner, randomId, runAsOwner } from '../owner.js';
-import { checkFunction, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
+import { checkFunction } from '../validate.js';
 
 /** `MultiLock`: every member; `RedLock`: a majority. */
 export type MultiLockKind = 'MultiLock' | 'RedLock';
-
-interface Parsed {
-  readonly waitTime: number | undefined;
-  readonly leaseTime: number | undefined;
-  readonly signal: AbortSignal | undefined;
-}
 
 /** One owner's hold on the group. Re-entry only counts up locally: the members are already held. */
 interface Held {
@@ -27,53 +22,6 @@ interface Held {
   readonly dispose: () => void;
 }
 
-/** Seeds: each `lock()` attempt waits `members x 1500 ms`, randomised with a lease so rivals drift apart. */
-function attemptWait(members: number, leaseTime: number | undefined): number {
-  const base = members * 1500;
-  if (leaseTime === undefined) return base;
-  if (leaseTime <= 2000) return 2000;
-  const low = leaseTime <= base ? leaseTime / 2 : base;
-  return low + Math.random() * (leaseTime - low);
-}
-
-/** Redlock's allowance for clock drift between the servers and us: 1% of the lease plus 2 ms. */
-function clockDrift(leaseMs: number): number {
-  return Math.floor(leaseMs * 0.01) + 2;
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Checks the members: Locks of latchkey clients, at least one, none twice, no nested group. */
-export function toMembers(locks: readonly unknown[]): Member[] {
-  if (locks.length === 0) throw new RangeError('Expected `locks` to hold at least one Lock, got none');
-  const members: Member[] = [];
-  locks.forEach((lock, i) => {
-    if (lock instanceof MultiLock) {
-      throw new TypeError(`Expected \`locks[${i}]\` to be a single Lock: a MultiLock / RedLock cannot be a member`);
-    }
-    if (!(lock instanceof LockHandle)) {
-      throw new TypeError(`Expected \`locks[${i}]\` to be a Lock from a LockClient, got ${lock === null ? 'null' : typeof lock}`);
-    }
-    const member = lock.member;
-    const twin = members.findIndex((other) => other.ctx === member.ctx && other.backend.key === member.backend.key);
-    if (twin >= 0) throw new RangeError(`Expected distinct locks: \`locks[${i}]\` is the same lock as \`locks[${twin}]\` ("${lock.name}")`);
-    members.push(member);
-  });
-  return members;
-}
-
 /**
  * A lock over several member locks, each possibly on its own independent Redis server (Redisson's
  * RedissonMultiLock / RedissonRedLock). MultiLock needs every member; RedLock a majority. Members
@@ -81,6 +29,8 @@ export function toMembers(locks: readonly unknown[]): Member[] {
  */
 export class MultiLock implements Lock {
   readonly name: string;
+  /** Marks a group, which cannot be a member of another. */
+  readonly [GROUP] = true;
   readonly #ownId = randomId(12);
   readonly #held = new Map<string, Held>();
   readonly #failureLimit: number;
@@ -98,11 +48,11 @@ export class MultiLock implements Lock {
   }
 
   async lock(options?: LockOptions): Promise<void> {
-    await this.#acquireUntilDone(this.#ownerId(), this.#parse(options, false));
+    await this.#acquireUntilDone(this.#ownerId(), parseOptions(options, false));
   }
 
   async tryLock(options?: TryLockOptions): Promise<boolean> {
-    const parsed = this.#parse(options, true);
+    const parsed = parseOptions(options, true);
     return (await this.#acquire(this.#ownerId(), { ...parsed, waitTime: parsed.waitTime ?? 0 })) !== undefined;
   }
 
@@ -143,7 +93,7 @@ export class MultiLock implements Lock {
 
   async withLock<T>(fn: (signal: AbortSignal) => T | Promise<T>, options?: TryLockOptions): Promise<T> {
     checkFunction(fn, 'fn');
-    const parsed = this.#parse(options, true);
+    const parsed = parseOptions(options, true);
     const ownerId = this.#ownerId();
     return runAsOwner(ownerId, async () => {
       const held = await this.#acquireOrTimeout(ownerId, parsed);
@@ -161,21 +111,12 @@ export class MultiLock implements Lock {
 
   async acquire(options?: TryLockOptions): Promise<LockLease> {
     const ownerId = this.#ownerId();
-    const held = await this.#acquireOrTimeout(ownerId, this.#parse(options, true));
+    const held = await this.#acquireOrTimeout(ownerId, parseOptions(options, true));
     return new Lease(held.hold.signal, () => this.#release(ownerId));
   }
 
   #ownerId(): string {
     return currentScopeOwner() ?? this.#ownId;
-  }
-
-  #parse(options: unknown, allowWait: boolean): Parsed {
-    const given = checkOptions<TryLockOptions>(options);
-    return {
-      waitTime: allowWait ? checkOptionalDuration(given.waitTime, 'waitTime') : undefined,
-      leaseTime: checkOptionalDuration(given.leaseTime, 'leaseTime', true),
-      signal: checkSignal(given.signal),
-    };
   }
 
   async #acquireOrTimeout(ownerId: string, parsed: Parsed): Promise<Held> {
@@ -282,27 +223,8 @@ export class MultiLock implements Lock {
       leaseTime: Number.isFinite(validity) ? validity : undefined,
     });
     hold.count = 1;
-    const lose = (error: LockLostError): void => this.ctx.holds.lost(hold, error);
-    const cleanups: (() => void)[] = [];
-    if (Number.isFinite(validity)) {
-      const timer = setTimeout(() => lose(new LockLostError(`${this.name} expired: its lease ran out`)), validity);
-      timer.unref();
-      cleanups.push(() => clearTimeout(timer));
-    } else {
-      let alive = taken.length;
-      for (const { lost, index } of taken) {
-        if (!lost) continue;
-        const onLost = (): void => {
-          alive--;
-          if (alive >= this.#need) return;
-          const cause: unknown = lost.reason;
-          lose(new LockLostError(`${this.name} was lost: member #${index} was lost and fewer than ${this.#need} members remain`, { cause }));
-        };
-        lost.addEventListener('abort', onLost, { once: true });
-        cleanups.push(() => lost.removeEventListener('abort', onLost));
-      }
-    }
-    const held: Held = { count: 1, hold, taken, dispose: () => cleanups.forEach((cleanup) => cleanup()) };
+    const dispose = watchLoss(taken, this.#need, validity, this.name, (error) => this.ctx.holds.lost(hold, error));
+    const held: Held = { count: 1, hold, taken, dispose };
     this.#held.set(ownerId, held);
     return held;
   }
@@ -323,25 +245,10 @@ export class MultiLock implements Lock {
     throw new MemberReleaseError(`Released ${this.name} except: ${describeFailures(failures)}`, failures);
   }
 
-  /** The status the quorum shares: the need-th best member by lock state, holds and TTL. */
+  /** The status the quorum shares (see quorumStatus). */
   async #quorumStatus(): Promise<LockStatus> {
     this.ctx.assertOpen();
-    const ownerId = this.#ownerId();
-    const results = await Promise.allSettled(this.members.map((m) => m.backend.status(`${m.ctx.clientId}:${ownerId}`)));
-    const statuses: LockStatus[] = [];
-    const failures: IndexedMemberFailure[] = [];
-    results.forEach((r, index) => {
-      if (r.status === 'fulfilled') statuses.push(r.value);
-      else failures.push({ index, name: this.members[index]!.backend.name, reason: 'error', error: r.reason });
-    });
-    if (failures.length > this.#failureLimit) {
-      throw new QuorumError(`Could not read ${this.name}: ${describeFailures(failures)}`, failures);
-    }
-    const nth = <T>(values: T[], rank: (v: T) => number): T | undefined => values.sort((a, b) => rank(b) - rank(a))[this.#need - 1];
-    const locked = statuses.filter((s) => s.locked).length >= this.#need;
-    const holds = nth(statuses.map((s) => s.holds), (h) => h) ?? 0;
-    const ttl = nth(statuses.map((s) => s.ttl), (t) => (t === -1 ? Infinity : t)) ?? -2;
-    return { locked, holds, ttl: locked ? ttl : -2 };
+    return quorumStatus(this.members, this.#ownerId(), this.#failureLimit, this.name);
   }
 }
 
