@@ -55,6 +55,30 @@ describe('Semaphore: permits', () => {
     assert.equal(await first.availablePermits(), 0);
   });
 
+  it('never lets more holders in than there are permits (12 tasks on 3 clients, mixed sizes)', async () => {
+    const name = 'bounded';
+    await server.lockClient().getSemaphore(name).trySetPermits(4);
+    let inside = 0;
+    let most = 0;
+    const clients = [server.lockClient(), server.lockClient(), server.lockClient()];
+    await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const semaphore = clients[i % 3]!.getSemaphore(name);
+        const permits = (i % 2) + 1;
+        for (let round = 0; round < 5; round++) {
+          await semaphore.acquire(permits);
+          inside += permits;
+          most = Math.max(most, inside);
+          await sleep(2);
+          inside -= permits;
+          await semaphore.release(permits);
+        }
+      }),
+    );
+    assert.ok(most <= 4 && most >= 2, `at most 4 permits out at once (${most})`);
+    assert.equal(await clients[0]!.getSemaphore(name).availablePermits(), 4);
+  });
+
   it('tryAcquire with waitTime gives up, leaving no queue entry behind', async () => {
     const semaphore = server.lockClient().getSemaphore('timeout');
     await semaphore.trySetPermits(1);
