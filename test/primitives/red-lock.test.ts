@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { LockLostError, QuorumError, type Lock, type LockClient, type LockClientOptions } from '../../src/index.js';
+import { LockClient, LockLostError, QuorumError, type Lock, type LockClientOptions } from '../../src/index.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 // A frozen server costs one commandTimeout per call; keep it short.
@@ -180,5 +181,35 @@ describe('RedLock: killed servers', () => {
     await lock.unlock();
     assert.deepEqual(await heldOn('killed', redis.slice(0, 3)), []);
     assert.equal(await lock.withLock(() => 'done', { waitTime: 1_000, leaseTime: 2_000 }), 'done');
+  });
+
+  it('fails with QuorumError naming connection errors when 3 of 5 servers are gone', async () => {
+    const doomed = await Promise.all([startServer(), startServer(), startServer()]);
+    const on = [servers[0]!, ...doomed, servers[1]!];
+    // Without an offline queue a dead server fails at once instead of timing out.
+    const connections = on.map((server) => server.client({ enableOfflineQueue: false }));
+    await Promise.all(connections.map((connection) => once(connection, 'ready')));
+    const clients = connections.map((connection) => new LockClient(connection, OPTIONS));
+    try {
+      const closed = connections.slice(1, 4).map((connection) => once(connection, 'close'));
+      await Promise.all(doomed.map((server) => server.stop(true)));
+      await Promise.all(closed);
+      const lock = redLock(clients, 'dead');
+      await assert.rejects(lock.tryLock({ waitTime: 500 }), (error: unknown) => {
+        assert.ok(error instanceof QuorumError);
+        assert.deepEqual(
+          error.failures.map((f) => [(f as { index?: number }).index, f.reason]),
+          [
+            [1, 'error'],
+            [2, 'error'],
+            [3, 'error'],
+          ],
+        );
+        return true;
+      });
+      assert.deepEqual(await heldOn('dead', [redis[0]!, redis[1]!]), []);
+    } finally {
+      await Promise.all(clients.map((client) => client.shutdown()));
+    }
   });
 });
