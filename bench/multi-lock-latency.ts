@@ -33,7 +33,12 @@ function sequential(locks: Lock[]): Lock {
   } as Lock;
 }
 
-async function measure(label: string, servers: number, lock: Lock, acquire: (lock: Lock) => Promise<unknown>): Promise<Row> {
+async function measure(
+  label: string,
+  servers: number,
+  lock: Lock,
+  acquire: (lock: Lock) => Promise<unknown>,
+): Promise<Row> {
   const row: Row = { case: label, servers, acquire: [], pair: [] };
   for (let i = 0; i < WARMUP + iterations; i++) {
     const started = performance.now();
@@ -52,7 +57,8 @@ const processes = await Promise.all(Array.from({ length: 5 }, () => startRedisSe
 const connections = processes.map((server) => new Redis({ port: server.port, host: server.host }));
 const clients = connections.map((redis) => new LockClient(redis));
 try {
-  const members = (name: string, count: number): Lock[] => clients.slice(0, count).map((client) => client.getLock(name));
+  const members = (name: string, count: number): Lock[] =>
+    clients.slice(0, count).map((client) => client.getLock(name));
   const plain = clients[0]!.getLock('bench:plain');
   const multi = clients[0]!.getMultiLock(...members('bench:multi', 3));
   const red = clients[0]!.getRedLock(...members('bench:red', 5));
@@ -81,7 +87,9 @@ try {
     into.pair.push(...row.pair);
   }
   const fmt = (ms: number): string => ms.toFixed(3).padStart(8);
-  console.log(`node ${process.version}, ${iterations} x 2 samples per case, 5 private redis-server processes on 127.0.0.1`);
+  console.log(
+    `node ${process.version}, ${iterations} x 2 samples per case, 5 private redis-server processes on 127.0.0.1`,
+  );
   console.log(`${'case'.padEnd(36)} servers  acquire p50  p99      acq+rel p50  p99   (ms)`);
   for (const row of merged.values()) {
     const acquire = [...row.acquire].sort((a, b) => a - b);

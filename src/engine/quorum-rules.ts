@@ -3,7 +3,15 @@ import type { TryLockOptions } from '../options.js';
 import { checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
 import { LockHandle } from './lock-handle.js';
 import { LockLostError, QuorumError } from '../errors.js';
-import { describeFailures, memberOwner, type IndexedMemberFailure, type Member, type TakenMember } from './quorum.js';
+import {
+  describeFailures,
+  memberOwner,
+  releaseMembers,
+  setLease,
+  type IndexedMemberFailure,
+  type Member,
+  type TakenMember,
+} from './quorum.js';
 
 /** The numbers and checks of MultiLock / RedLock, apart from the class that uses them. */
 
@@ -63,11 +71,16 @@ export function toMembers(locks: readonly unknown[]): Member[] {
       throw new TypeError(`Expected \`locks[${i}]\` to be a single Lock: a MultiLock / RedLock cannot be a member`);
     }
     if (!(lock instanceof LockHandle)) {
-      throw new TypeError(`Expected \`locks[${i}]\` to be a Lock from a LockClient, got ${lock === null ? 'null' : typeof lock}`);
+      throw new TypeError(
+        `Expected \`locks[${i}]\` to be a Lock from a LockClient, got ${lock === null ? 'null' : typeof lock}`,
+      );
     }
     const member = lock.member;
     const twin = members.findIndex((other) => other.ctx === member.ctx && other.backend.key === member.backend.key);
-    if (twin >= 0) throw new RangeError(`Expected distinct locks: \`locks[${i}]\` is the same lock as \`locks[${twin}]\` ("${lock.name}")`);
+    if (twin >= 0)
+      throw new RangeError(
+        `Expected distinct locks: \`locks[${i}]\` is the same lock as \`locks[${twin}]\` ("${lock.name}")`,
+      );
     members.push(member);
   });
   return members;
@@ -78,7 +91,12 @@ export function toMembers(locks: readonly unknown[]): Member[] {
  * members are locked; holds and TTL of the need-th best member (all for MultiLock, the weakest of
  * the best majority for RedLock). Throws QuorumError when too many members could not be read.
  */
-export async function quorumStatus(members: readonly Member[], ownerId: string, failureLimit: number, name: string): Promise<LockStatus> {
+export async function quorumStatus(
+  members: readonly Member[],
+  ownerId: string,
+  failureLimit: number,
+  name: string,
+): Promise<LockStatus> {
   const need = members.length - failureLimit;
   const results = await Promise.allSettled(members.map((m) => m.backend.status(memberOwner(m, ownerId))));
   const statuses: LockStatus[] = [];
@@ -87,7 +105,8 @@ export async function quorumStatus(members: readonly Member[], ownerId: string, 
     if (r.status === 'fulfilled') statuses.push(r.value);
     else failures.push({ index, name: members[index]!.backend.name, reason: 'error', error: r.reason as unknown });
   });
-  if (failures.length > failureLimit) throw new QuorumError(`Could not read ${name}: ${describeFailures(failures)}`, failures);
+  if (failures.length > failureLimit)
+    throw new QuorumError(`Could not read ${name}: ${describeFailures(failures)}`, failures);
   const nth = (values: number[]): number | undefined => values.sort((a, b) => b - a)[need - 1];
   const locked = statuses.filter((s) => s.locked).length >= need;
   const holds = nth(statuses.map((s) => s.holds)) ?? 0;
@@ -121,10 +140,57 @@ export function watchLoss(
       alive--;
       if (alive >= need) return;
       const cause: unknown = lost.reason;
-      lose(new LockLostError(`${name} was lost: member #${index} was lost and fewer than ${need} members remain`, { cause }));
+      lose(
+        new LockLostError(`${name} was lost: member #${index} was lost and fewer than ${need} members remain`, {
+          cause,
+        }),
+      );
     };
     lost.addEventListener('abort', onLost, { once: true });
     cleanups.push(() => lost.removeEventListener('abort', onLost));
   }
   return () => cleanups.forEach((cleanup) => cleanup());
+}
+
+/** QuorumError for an attempt that could not reach enough members. */
+export function quorumError(
+  name: string,
+  need: number,
+  members: number,
+  failures: IndexedMemberFailure[],
+): QuorumError {
+  const needed = need < members ? `a majority (${need} of ${members})` : `all ${members} members`;
+  return new QuorumError(`Could not reach ${needed} of ${name}: ${describeFailures(failures)}`, failures);
+}
+
+/**
+ * Confirms an attempt that took enough members: sets each one's expiry to the lease (when one was
+ * asked for and the members were taken with a longer one), then applies Redlock's validity rule.
+ * Returns the validity left (ms; Infinity for watchdog-kept holds), or undefined when the quorum
+ * did not survive. Members that failed are moved from `taken` to `failures`; the caller releases
+ * what is left in `taken` on failure.
+ */
+export async function confirmQuorum(
+  taken: TakenMember[],
+  failures: IndexedMemberFailure[],
+  need: number,
+  leaseTime: number | undefined,
+  memberLease: number | undefined,
+  attemptStart: number,
+): Promise<number | undefined> {
+  let start = attemptStart;
+  if (leaseTime !== undefined && memberLease !== leaseTime) {
+    start = Date.now();
+    const failed = await setLease(taken, leaseTime);
+    if (failed.length > 0) {
+      void releaseMembers(failed);
+      taken.splice(0, taken.length, ...taken.filter((t) => !failed.includes(t)));
+      failures.push(...failed.map((t) => ({ index: t.index, name: t.member.backend.name, reason: 'error' as const })));
+      if (taken.length < need) return undefined;
+    }
+  }
+  if (leaseTime === undefined) return taken.some((t) => t.lost?.aborted) ? undefined : Infinity;
+  // What is left of the lease after the time spent taking it and the allowance for clock drift.
+  const validity = leaseTime - (Date.now() - start) - clockDrift(leaseTime);
+  return validity > 0 ? validity : undefined;
 }

@@ -99,9 +99,17 @@ async function takeMember(member: Member, index: number, plan: AttemptPlan, sign
   };
   const wait = backend.wait ?? acquireLoop;
   try {
-    const value = await wait({ attempt, waiters: ctx.waiters, channel: backend.channel, waitTime: plan.memberWait, signal, name: backend.name });
+    const value = await wait({
+      attempt,
+      waiters: ctx.waiters,
+      channel: backend.channel,
+      waitTime: plan.memberWait,
+      signal,
+      name: backend.name,
+    });
     if (value === undefined) return { failure: { index, name: backend.name, reason: 'busy' } };
-    if (plan.memberLease !== undefined) return { taken: { index, member, owner, lost: undefined, stopRenewal: () => undefined } };
+    if (plan.memberLease !== undefined)
+      return { taken: { index, member, owner, lost: undefined, stopRenewal: () => undefined } };
     // Without a lease the member client's watchdog renews it (batched with that server's other
     // holds) from the moment it was taken, so a long wait for later members cannot expire it.
     const lost = new AbortController();
@@ -154,7 +162,10 @@ export async function attemptAll(members: readonly Member[], plan: AttemptPlan):
     const retry = [...busy.filter((i) => i !== first), ...later.map((t) => t.index)];
     busy = [];
     if (failures.length <= plan.failureLimit && !signal.aborted) await tryAtOnce(retry);
-    else failures.push(...retry.filter((i) => !later.some((t) => t.index === i)).map((index) => busyFailure(members, index)));
+    else
+      failures.push(
+        ...retry.filter((i) => !later.some((t) => t.index === i)).map((index) => busyFailure(members, index)),
+      );
   }
   failures.push(...busy.map((index) => busyFailure(members, index)));
   failures.sort((a, b) => a.index - b.index);
@@ -221,6 +232,8 @@ export class MemberReleaseError extends LatchkeyError {
 }
 
 /** `"name" #index: reason` for error messages. */
-export function describeFailures(failures: readonly (MemberFailure & { index: number })[] | readonly MemberReleaseFailure[]): string {
+export function describeFailures(
+  failures: readonly (MemberFailure & { index: number })[] | readonly MemberReleaseFailure[],
+): string {
   return failures.map((f) => `"${f.name}" #${f.index} ${f.reason}`).join(', ');
 }

@@ -1,10 +1,17 @@
 import type { ClientContext } from '../context.js';
-import { attemptAll, describeFailures, MemberReleaseError, releaseMembers, setLease, type Member, type TakenMember } from '../engine/quorum.js';
-import type { IndexedMemberFailure } from '../engine/quorum.js';
-import { attemptWait, clockDrift, GROUP, parseOptions, pause, quorumStatus, toMembers, watchLoss, type Parsed } from '../engine/quorum-rules.js';
+import { publish } from '../diagnostics.js';
+import {
+  attemptAll,
+  describeFailures,
+  MemberReleaseError,
+  releaseMembers,
+  type Member,
+  type TakenMember,
+} from '../engine/quorum.js';
+import * as rules from '../engine/quorum-rules.js';
 import { Hold } from '../engine/holds.js';
 import type { LockStatus } from '../engine/lock-handle.js';
-import { LockAcquireTimeoutError, LockNotHeldError, QuorumError } from '../errors.js';
+import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
 import { Lease } from '../lease.js';
 import type { Lock, LockLease } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
@@ -30,7 +37,7 @@ interface Held {
 export class MultiLock implements Lock {
   readonly name: string;
   /** Marks a group, which cannot be a member of another. */
-  readonly [GROUP] = true;
+  readonly [rules.GROUP] = true;
   readonly #ownId = randomId(12);
   readonly #held = new Map<string, Held>();
   readonly #failureLimit: number;
@@ -48,11 +55,11 @@ export class MultiLock implements Lock {
   }
 
   async lock(options?: LockOptions): Promise<void> {
-    await this.#acquireUntilDone(this.#ownerId(), parseOptions(options, false));
+    await this.#acquireUntilDone(this.#ownerId(), rules.parseOptions(options, false));
   }
 
   async tryLock(options?: TryLockOptions): Promise<boolean> {
-    const parsed = parseOptions(options, true);
+    const parsed = rules.parseOptions(options, true);
     return (await this.#acquire(this.#ownerId(), { ...parsed, waitTime: parsed.waitTime ?? 0 })) !== undefined;
   }
 
@@ -66,9 +73,12 @@ export class MultiLock implements Lock {
     this.ctx.assertOpen();
     const results = await Promise.allSettled(this.members.map((m) => m.backend.forceUnlock()));
     const failures = results.flatMap((r, index) =>
-      r.status === 'rejected' ? [{ index, name: this.members[index]!.backend.name, reason: 'error' as const, error: r.reason as unknown }] : [],
+      r.status === 'rejected'
+        ? [{ index, name: this.members[index]!.backend.name, reason: 'error' as const, error: r.reason as unknown }]
+        : [],
     );
-    if (failures.length > 0) throw new MemberReleaseError(`Could not force-unlock ${this.name}: ${describeFailures(failures)}`, failures);
+    if (failures.length > 0)
+      throw new MemberReleaseError(`Could not force-unlock ${this.name}: ${describeFailures(failures)}`, failures);
     return results.some((r) => r.status === 'fulfilled' && r.value);
   }
 
@@ -93,7 +103,7 @@ export class MultiLock implements Lock {
 
   async withLock<T>(fn: (signal: AbortSignal) => T | Promise<T>, options?: TryLockOptions): Promise<T> {
     checkFunction(fn, 'fn');
-    const parsed = parseOptions(options, true);
+    const parsed = rules.parseOptions(options, true);
     const ownerId = this.#ownerId();
     return runAsOwner(ownerId, async () => {
       const held = await this.#acquireOrTimeout(ownerId, parsed);
@@ -111,7 +121,7 @@ export class MultiLock implements Lock {
 
   async acquire(options?: TryLockOptions): Promise<LockLease> {
     const ownerId = this.#ownerId();
-    const held = await this.#acquireOrTimeout(ownerId, parseOptions(options, true));
+    const held = await this.#acquireOrTimeout(ownerId, rules.parseOptions(options, true));
     return new Lease(held.hold.signal, () => this.#release(ownerId));
   }
 
@@ -119,15 +129,21 @@ export class MultiLock implements Lock {
     return currentScopeOwner() ?? this.#ownId;
   }
 
-  async #acquireOrTimeout(ownerId: string, parsed: Parsed): Promise<Held> {
-    const held = await (parsed.waitTime === undefined ? this.#acquireUntilDone(ownerId, parsed) : this.#acquire(ownerId, { ...parsed, waitTime: parsed.waitTime }));
-    if (!held) throw new LockAcquireTimeoutError(`Could not acquire ${this.name} within waitTime ${parsed.waitTime} ms`);
+  async #acquireOrTimeout(ownerId: string, parsed: rules.Parsed): Promise<Held> {
+    const held = await (parsed.waitTime === undefined
+      ? this.#acquireUntilDone(ownerId, parsed)
+      : this.#acquire(ownerId, { ...parsed, waitTime: parsed.waitTime }));
+    if (!held)
+      throw new LockAcquireTimeoutError(`Could not acquire ${this.name} within waitTime ${parsed.waitTime} ms`);
     return held;
   }
 
-  async #acquireUntilDone(ownerId: string, parsed: Parsed): Promise<Held> {
+  async #acquireUntilDone(ownerId: string, parsed: rules.Parsed): Promise<Held> {
     for (;;) {
-      const held = await this.#acquire(ownerId, { ...parsed, waitTime: attemptWait(this.members.length, parsed.leaseTime) });
+      const held = await this.#acquire(ownerId, {
+        ...parsed,
+        waitTime: rules.attemptWait(this.members.length, parsed.leaseTime),
+      });
       if (held) return held;
     }
   }
@@ -137,7 +153,7 @@ export class MultiLock implements Lock {
    * up. A busy member is waited for at most its share of the remaining time, recomputed for each
    * attempt. Throws QuorumError when more members were unreachable than the failure limit allows.
    */
-  async #acquire(ownerId: string, p: Parsed & { waitTime: number }): Promise<Held | undefined> {
+  async #acquire(ownerId: string, p: rules.Parsed & { waitTime: number }): Promise<Held | undefined> {
     this.ctx.assertOpen();
     p.signal?.throwIfAborted();
     const existing = this.#held.get(ownerId);
@@ -159,7 +175,11 @@ export class MultiLock implements Lock {
         failureLimit: this.#failureLimit,
         signal: p.signal,
       });
-      const held = failures.length > this.#failureLimit ? undefined : await this.#confirm(ownerId, taken, failures, p.leaseTime, memberLease, started);
+      const validity =
+        failures.length > this.#failureLimit
+          ? undefined
+          : await rules.confirmQuorum(taken, failures, this.#need, p.leaseTime, memberLease, started);
+      const held = validity === undefined ? undefined : this.#record(ownerId, taken, validity);
       if (!held) await releaseMembers(taken);
       if (p.signal?.aborted) {
         if (held) await this.#release(ownerId).catch(() => undefined);
@@ -167,51 +187,12 @@ export class MultiLock implements Lock {
       }
       if (held) return held;
       const unreachable = failures.filter((f) => f.reason !== 'busy');
-      if (unreachable.length > this.#failureLimit) {
-        const needed = this.kind === 'RedLock' ? `a majority (${this.#need} of ${this.members.length})` : `all ${this.members.length} members`;
-        throw new QuorumError(`Could not reach ${needed} of ${this.name}: ${describeFailures(failures)}`, failures);
-      }
+      if (unreachable.length > this.#failureLimit)
+        throw rules.quorumError(this.name, this.#need, this.members.length, failures);
       if (p.waitTime === 0 || Date.now() >= deadline) return undefined;
       // A short random pause: rivals that failed together do not retry in lockstep.
-      await pause(Math.min(Math.random() * 50, Math.max(0, deadline - Date.now())), p.signal);
+      await rules.pause(Math.min(Math.random() * 50, Math.max(0, deadline - Date.now())), p.signal);
     }
-  }
-
-  /**
-   * Turns a successful attempt into a hold: sets every member's expiry to the lease (when one was
-   * asked for and the members were taken with a longer one), then applies the validity rule.
-   * Returns undefined (members not yet released) when the quorum did not survive.
-   */
-  async #confirm(
-    ownerId: string,
-    taken: TakenMember[],
-    failures: IndexedMemberFailure[],
-    leaseTime: number | undefined,
-    memberLease: number | undefined,
-    attemptStart: number,
-  ): Promise<Held | undefined> {
-    let start = attemptStart;
-    let alive = taken;
-    if (leaseTime !== undefined && memberLease !== leaseTime) {
-      start = Date.now();
-      const failed = await setLease(taken, leaseTime);
-      if (failed.length > 0) {
-        void releaseMembers(failed);
-        alive = taken.filter((t) => !failed.includes(t));
-        taken.splice(0, taken.length, ...alive);
-        failures.push(...failed.map((t) => ({ index: t.index, name: t.member.backend.name, reason: 'error' as const })));
-        if (alive.length < this.#need) return undefined;
-      }
-    }
-    let validity = Infinity;
-    if (leaseTime !== undefined) {
-      // Redlock's rule: what is left of the lease after the time spent taking it and the drift.
-      validity = leaseTime - (Date.now() - start) - clockDrift(leaseTime);
-      if (validity <= 0) return undefined;
-    } else if (alive.some((t) => t.lost?.aborted)) {
-      return undefined;
-    }
-    return this.#record(ownerId, alive, validity);
   }
 
   #record(ownerId: string, taken: readonly TakenMember[], validity: number): Held {
@@ -223,21 +204,38 @@ export class MultiLock implements Lock {
       leaseTime: Number.isFinite(validity) ? validity : undefined,
     });
     hold.count = 1;
-    const dispose = watchLoss(taken, this.#need, validity, this.name, (error) => this.ctx.holds.lost(hold, error));
+    const dispose = rules.watchLoss(taken, this.#need, validity, this.name, (error) =>
+      this.ctx.holds.lost(hold, error),
+    );
     const held: Held = { count: 1, hold, taken, dispose };
     this.#held.set(ownerId, held);
+    publish('acquire', () => ({
+      name: this.name,
+      key: hold.spec.key,
+      owner: ownerId,
+      holds: 1,
+      members: taken.length,
+    }));
     return held;
   }
 
   /** Releases one hold; the last one releases every member in parallel and waits for all. */
   async #release(ownerId: string): Promise<void> {
     const held = this.#held.get(ownerId);
-    if (!held) throw new LockNotHeldError(`Cannot unlock ${this.name}: it is not held by owner ${this.ctx.clientId}:${ownerId}`);
+    if (!held)
+      throw new LockNotHeldError(`Cannot unlock ${this.name}: it is not held by owner ${this.ctx.clientId}:${ownerId}`);
     if (--held.count > 0) return;
     this.#held.delete(ownerId);
     held.dispose();
     held.hold.stop();
     const failures = await releaseMembers(held.taken);
+    publish('release', () => ({
+      name: this.name,
+      key: held.hold.spec.key,
+      owner: ownerId,
+      holds: 0,
+      failures: failures.length,
+    }));
     if (failures.length === 0) return;
     if (failures.length === held.taken.length && failures.every((f) => f.reason === 'not-held')) {
       throw new LockNotHeldError(`Cannot unlock ${this.name}: no member is held any more (their lease ran out)`);
@@ -248,11 +246,11 @@ export class MultiLock implements Lock {
   /** The status the quorum shares (see quorumStatus). */
   async #quorumStatus(): Promise<LockStatus> {
     this.ctx.assertOpen();
-    return quorumStatus(this.members, this.#ownerId(), this.#failureLimit, this.name);
+    return rules.quorumStatus(this.members, this.#ownerId(), this.#failureLimit, this.name);
   }
 }
 
 /** Creates the lock returned by `LockClient.getMultiLock()` / `getRedLock()`. */
 export function createMultiLock(ctx: ClientContext, locks: readonly unknown[], kind: MultiLockKind): Lock {
-  return new MultiLock(ctx, toMembers(locks), kind);
+  return new MultiLock(ctx, rules.toMembers(locks), kind);
 }

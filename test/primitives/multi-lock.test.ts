@@ -44,15 +44,24 @@ after(() => {
 });
 
 /** Forks the fixture worker; resolves its first IPC message. */
-function forkWorker(config: object): { child: ChildProcess; message: Promise<unknown>; exited: Promise<number | null> } {
+function forkWorker(config: object): {
+  child: ChildProcess;
+  message: Promise<unknown>;
+  exited: Promise<number | null>;
+} {
   const file = fileURLToPath(new URL('../fixtures/multi-lock-worker.ts', import.meta.url));
-  const child = fork(file, [JSON.stringify(config)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(file, [JSON.stringify(config)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   workers.add(child);
   const message = new Promise<unknown>((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`worker exited (${code}) before reporting`)));
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => (workers.delete(child), resolve(code))));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => (workers.delete(child), resolve(code))),
+  );
   return { child, message, exited };
 }
 
@@ -63,11 +72,14 @@ describe('MultiLock: all or nothing', () => {
     await lock.lock();
     assert.ok((await ttls('all')).every((ttl) => ttl > 0));
     assert.equal(await lock.isHeldByCurrentOwner(), true);
+    const ttl = await lock.remainTimeToLive();
+    assert.ok(ttl > 0 && ttl <= 900, `ttl ${ttl}`);
     assert.equal(await rival.isLocked(), true);
     assert.equal(await rival.tryLock(), false);
     assert.equal(await rival.tryLock({ waitTime: 100 }), false);
     await lock.unlock();
     assert.deepEqual(await ttls('all'), [-2, -2, -2]);
+    assert.equal(await lock.remainTimeToLive(), -2);
     assert.equal(await rival.tryLock(), true);
     await rival.unlock();
     await assert.rejects(lock.unlock(), LockNotHeldError);
@@ -82,7 +94,10 @@ describe('MultiLock: all or nothing', () => {
     const [first, , third] = await ttls('one-busy');
     assert.equal(first, -2);
     assert.equal(third, -2);
-    await assert.rejects(lock.withLock(() => 'never', { waitTime: 200 }), LockAcquireTimeoutError);
+    await assert.rejects(
+      lock.withLock(() => 'never', { waitTime: 200 }),
+      LockAcquireTimeoutError,
+    );
     assert.equal(await lock.isLocked(), false);
     await other.unlock();
   });
@@ -144,7 +159,7 @@ describe('MultiLock: leases and the watchdog', () => {
     clients[0]!.on('lockLost', (name) => lost.push(name));
     const lease = await lock.acquire();
     assert.equal(await servers[1]!.lockClient().getLock('lose-one').forceUnlock(), true);
-    await sleep(600);
+    await sleep(800);
     assert.ok(lease.signal.reason instanceof LockLostError);
     assert.deepEqual(lost, [lock.name]);
     await assert.rejects(lease.release(), (error: unknown) => {
@@ -230,14 +245,19 @@ describe('MultiLock: processes', () => {
     const ports = servers.map((server) => server.port);
     const config = { mode: 'contend', kind: 'MultiLock', ports, name: 'contend', iterations: 15, holdMs: 3 };
     const runs = [forkWorker(config), forkWorker(config)];
-    const reports = (await Promise.all(runs.map((run) => run.message))) as { acquisitions: number; overlaps: number; intervals: [number, number][] }[];
+    const reports = (await Promise.all(runs.map((run) => run.message))) as {
+      acquisitions: number;
+      overlaps: number;
+      intervals: [number, number][];
+    }[];
     await Promise.all(runs.map((run) => run.exited));
     for (const report of reports) {
       assert.equal(report.acquisitions, 15);
       assert.equal(report.overlaps, 0);
     }
     const intervals = reports.flatMap((report) => report.intervals).sort((a, b) => a[0] - b[0]);
-    for (let i = 1; i < intervals.length; i++) assert.ok(intervals[i]![0] >= intervals[i - 1]![1], 'critical sections overlap');
+    for (let i = 1; i < intervals.length; i++)
+      assert.ok(intervals[i]![0] >= intervals[i - 1]![1], 'critical sections overlap');
     assert.deepEqual(await ttls('contend'), [-2, -2, -2]);
   });
 });

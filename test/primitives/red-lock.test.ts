@@ -158,11 +158,11 @@ describe('RedLock: validity, leases and loss', () => {
     const thief = party();
     await thief[0]!.getLock('lose-majority').forceUnlock();
     await thief[1]!.getLock('lose-majority').forceUnlock();
-    await sleep(500);
+    await sleep(800);
     assert.equal(lease.signal.aborted, false);
     assert.deepEqual(lost, []);
     await thief[2]!.getLock('lose-majority').forceUnlock();
-    await sleep(500);
+    await sleep(800);
     assert.ok(lease.signal.reason instanceof LockLostError);
     assert.deepEqual(lost, [lock.name]);
     await assert.rejects(lease.release());
