@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { LockNotHeldError, type LockClient } from '../../src/index.js';
-import { keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
 before(async () => {
@@ -173,6 +173,29 @@ describe('ReadWriteLock: leases and the watchdog', () => {
     await writer.writeLock().unlock();
     await reader.readLock().unlock();
     assert.equal(locks.context.watchdog.size, 0);
+  });
+
+  it('renews many read holds in one batch script call per period', async () => {
+    const locks = server.lockClient({ watchdogTimeout: 600 });
+    const readers = Array.from({ length: 50 }, (_, i) => locks.getReadWriteLock(`batch-${i}`).readLock());
+    for (const reader of readers) await reader.lock();
+    const redis = server.client();
+    await redis.config('RESETSTAT');
+    await sleep(650); // three renewal periods of 200 ms
+    const calls = (await commandCalls(redis, 'evalsha')) + (await commandCalls(redis, 'eval'));
+    assert.ok(calls >= 1 && calls <= 6, `${calls} script calls renewed 50 read holds over three periods`);
+    for (const reader of readers) assert.equal(await reader.getHoldCount(), 1);
+    for (const reader of readers) await reader.unlock();
+  });
+
+  it('a read hold removed behind its back is reported lost', async () => {
+    const locks = server.lockClient({ watchdogTimeout: 300 });
+    const lost = new Promise<string>((resolve) => locks.once('lockLost', (name) => resolve(name)));
+    const lease = await locks.getReadWriteLock('lost').readLock().acquire();
+    assert.equal(await server.lockClient().getReadWriteLock('lost').readLock().forceUnlock(), true);
+    assert.equal(await lost, 'lost');
+    assert.equal(lease.signal.aborted, true);
+    await assert.rejects(lease.release(), LockNotHeldError);
   });
 
   it('a write lease expires by itself; a waiting reader then gets in', async () => {

@@ -7,7 +7,9 @@ ARGV[1]  owner id
 ARGV[2]  lease in ms (this reader's own: other readers' leases are untouched)
 Returns  nil when acquired; otherwise the write holder's remaining TTL in ms ]]
 if redis.call('exists', KEYS[1]) == 1 and redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
-  return redis.call('pttl', KEYS[1])
+  -- PTTL says 0 in the last millisecond before expiry; 1 makes the waiter retry then, not much later.
+  local ttl = redis.call('pttl', KEYS[1])
+  return ttl == 0 and 1 or ttl
 end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

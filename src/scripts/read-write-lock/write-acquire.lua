@@ -8,7 +8,9 @@ Returns  nil when acquired (or re-entered); otherwise ms until the blocking hold
          out (the writer's, or the latest reader's) ]]
 if redis.call('exists', KEYS[1]) == 1 then
   if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
-    return redis.call('pttl', KEYS[1])
+    -- PTTL says 0 in the last millisecond before expiry; 1 makes the waiter retry then, not much later.
+    local ttl = redis.call('pttl', KEYS[1])
+    return ttl == 0 and 1 or ttl
   end
   redis.call('hincrby', KEYS[1], ARGV[1], 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
