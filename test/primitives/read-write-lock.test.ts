@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { LockNotHeldError, type LockClient } from '../../src/index.js';
+import { LockNotHeldError, RedisUnavailableError, type LockClient } from '../../src/index.js';
 import { commandCalls, keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
@@ -259,6 +259,25 @@ describe('ReadWriteLock: force, abort, keys, input', () => {
     await assert.rejects(waiting, /stop/);
     await writer.writeLock().unlock();
     assert.equal(await reader.readLock().isLocked(), false);
+  });
+
+  it('a frozen server gives the caller its timeout or an error, never a hang', async () => {
+    const frozen = await startServer();
+    const rw = frozen.lockClient({ commandTimeout: 300 }).getReadWriteLock('frozen');
+    frozen.freeze();
+    try {
+      const started = Date.now();
+      assert.equal(await rw.readLock().tryLock({ waitTime: 200 }), false);
+      await assert.rejects(rw.writeLock().lock(), RedisUnavailableError);
+      await assert.rejects(rw.readLock().unlock(), RedisUnavailableError);
+      assert.ok(Date.now() - started < 3_000);
+    } finally {
+      frozen.resume();
+    }
+    // The cut attempts were undone once the server answered again: nothing is left held.
+    await sleep(200);
+    assert.equal(await rw.readLock().isLocked(), false);
+    assert.equal(await rw.writeLock().isLocked(), false);
   });
 
   it('every key has a TTL while held and none is left after release', async () => {
