@@ -91,10 +91,14 @@ describe('CountDownLatch: await', () => {
   it('wakes a waiter in another process', async () => {
     const latch = server.lockClient().getCountDownLatch('process');
     await latch.trySetCount(3);
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', childAwaiting(server.port)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      cwd: fileURLToPath(new URL('../..', import.meta.url)),
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', childAwaiting(server.port)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      },
+    );
     try {
       let output = '';
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -172,15 +176,25 @@ describe('CountDownLatch: input', () => {
     const redis = server.client();
     await latch.getCount(); // connected
     const callsBefore = await totalCalls(redis);
-    const argument = (name: string) => (error: unknown) => error instanceof Error && error.message.includes(`\`${name}\``);
+    const argument = (name: string) => (error: unknown) =>
+      error instanceof Error && error.message.includes(`\`${name}\``);
     await assert.rejects(latch.trySetCount(-1), (e: unknown) => e instanceof RangeError && argument('count')(e));
     await assert.rejects(latch.trySetCount(1.5), RangeError);
     await assert.rejects(latch.trySetCount(Number.NaN), RangeError);
-    await assert.rejects(latch.trySetCount('3' as unknown as number), (e: unknown) => e instanceof TypeError && argument('count')(e));
-    await assert.rejects(latch.await({ waitTime: -1 }), (e: unknown) => e instanceof RangeError && argument('waitTime')(e));
+    await assert.rejects(
+      latch.trySetCount('3' as unknown as number),
+      (e: unknown) => e instanceof TypeError && argument('count')(e),
+    );
+    await assert.rejects(
+      latch.await({ waitTime: -1 }),
+      (e: unknown) => e instanceof RangeError && argument('waitTime')(e),
+    );
     await assert.rejects(latch.await({ signal: 'x' as unknown as AbortSignal }), TypeError);
     await assert.rejects(latch.await(5 as unknown as object), TypeError);
-    assert.throws(() => locks.getCountDownLatch(7 as unknown as string), (e: unknown) => e instanceof TypeError && argument('name')(e));
+    assert.throws(
+      () => locks.getCountDownLatch(7 as unknown as string),
+      (e: unknown) => e instanceof TypeError && argument('name')(e),
+    );
     assert.throws(() => locks.getCountDownLatch(''), RangeError);
     assert.equal(await totalCalls(redis), callsBefore, 'nothing reached Redis');
   });

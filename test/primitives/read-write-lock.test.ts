@@ -43,7 +43,9 @@ describe('ReadWriteLock: sharing and exclusion', () => {
     assert.equal(await other.writeLock().tryLock(), false);
     assert.equal(await other.readLock().tryLock({ waitTime: 50 }), false);
 
-    const readers = [otherClient, otherClient, server.lockClient()].map((client) => client.getReadWriteLock('exclusive'));
+    const readers = [otherClient, otherClient, server.lockClient()].map((client) =>
+      client.getReadWriteLock('exclusive'),
+    );
     const started = Date.now();
     const waits = readers.map((reader) => reader.readLock().lock());
     await sleep(100);
@@ -109,7 +111,10 @@ describe('ReadWriteLock: sharing and exclusion', () => {
     const locks = server.lockClient();
     const outer = locks.getReadWriteLock('nested');
     const holds = await outer.writeLock().withLock(() =>
-      locks.getReadWriteLock('nested').readLock().withLock(() => locks.getReadWriteLock('nested').readLock().getHoldCount()),
+      locks
+        .getReadWriteLock('nested')
+        .readLock()
+        .withLock(() => locks.getReadWriteLock('nested').readLock().getHoldCount()),
     );
     assert.equal(holds, 1);
     await locks.scope(async () => {
@@ -328,7 +333,10 @@ describe('ReadWriteLock: force, abort, keys, input', () => {
 
   it('refuses bad names before Redis', () => {
     const locks = server.lockClient();
-    assert.throws(() => locks.getReadWriteLock(42 as unknown as string), (error: unknown) => error instanceof TypeError && /`name`/.test(error.message));
+    assert.throws(
+      () => locks.getReadWriteLock(42 as unknown as string),
+      (error: unknown) => error instanceof TypeError && /`name`/.test(error.message),
+    );
     assert.throws(() => locks.getReadWriteLock(''), RangeError);
   });
 });

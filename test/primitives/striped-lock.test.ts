@@ -32,9 +32,15 @@ describe('StripedLock', () => {
     );
     assert.deepEqual(JSON.parse(stdout), here, 'another process computes the same stripes');
     // Pinned values: changing the hash would silently split a deployment that mixes versions.
-    assert.deepEqual(['order:1', 'order:2', 'sku-42'].map((key) => first.indexOf(key)), [7, 9, 3]);
+    assert.deepEqual(
+      ['order:1', 'order:2', 'sku-42'].map((key) => first.indexOf(key)),
+      [7, 9, 3],
+    );
     const wide = server.lockClient().getStripedLock('orders', 1_000);
-    assert.deepEqual(['order:1', 'order:2', 'sku-42'].map((key) => wide.indexOf(key)), [215, 425, 211]);
+    assert.deepEqual(
+      ['order:1', 'order:2', 'sku-42'].map((key) => wide.indexOf(key)),
+      [215, 425, 211],
+    );
   });
 
   it('the same key excludes across clients; keys of other stripes do not contend', async () => {
@@ -64,7 +70,8 @@ describe('StripedLock', () => {
       const counts = new Array<number>(stripes).fill(0);
       for (let i = 0; i < stripes * perStripe; i++) counts[striped.indexOf(`order-${i}`)]!++;
       // Each count is binomial with sd about sqrt(2000) = 45: 15 % (300) is over 6 sd.
-      for (const count of counts) assert.ok(Math.abs(count - perStripe) < perStripe * 0.15, `${stripes} stripes: ${counts.join(',')}`);
+      for (const count of counts)
+        assert.ok(Math.abs(count - perStripe) < perStripe * 0.15, `${stripes} stripes: ${counts.join(',')}`);
       // Chi-square with stripes-1 degrees of freedom: mean stripes-1, far below 3 x that.
       const chi = counts.reduce((sum, count) => sum + (count - perStripe) ** 2 / perStripe, 0);
       assert.ok(chi < 3 * (stripes - 1) + 20, `chi-square ${chi.toFixed(1)} for ${stripes} stripes`);
@@ -83,16 +90,26 @@ describe('StripedLock', () => {
 
   it('refuses bad names, stripe counts and keys before Redis', () => {
     const locks = server.lockClient();
-    const names = (argument: string) => (error: unknown) => error instanceof Error && error.message.includes(`\`${argument}\``);
-    assert.throws(() => locks.getStripedLock(3 as unknown as string, 4), (e: unknown) => e instanceof TypeError && names('name')(e));
+    const names = (argument: string) => (error: unknown) =>
+      error instanceof Error && error.message.includes(`\`${argument}\``);
+    assert.throws(
+      () => locks.getStripedLock(3 as unknown as string, 4),
+      (e: unknown) => e instanceof TypeError && names('name')(e),
+    );
     assert.throws(() => locks.getStripedLock('', 4), RangeError);
-    assert.throws(() => locks.getStripedLock('s', 0), (e: unknown) => e instanceof RangeError && names('stripes')(e));
+    assert.throws(
+      () => locks.getStripedLock('s', 0),
+      (e: unknown) => e instanceof RangeError && names('stripes')(e),
+    );
     assert.throws(() => locks.getStripedLock('s', -2), RangeError);
     assert.throws(() => locks.getStripedLock('s', 2.5), RangeError);
     assert.throws(() => locks.getStripedLock('s', Number.NaN), RangeError);
     assert.throws(() => locks.getStripedLock('s', '4' as unknown as number), TypeError);
     const striped = locks.getStripedLock('s', 4);
-    assert.throws(() => striped.get(5 as unknown as string), (e: unknown) => e instanceof TypeError && names('key')(e));
+    assert.throws(
+      () => striped.get(5 as unknown as string),
+      (e: unknown) => e instanceof TypeError && names('key')(e),
+    );
     assert.throws(() => striped.indexOf(undefined as unknown as string), TypeError);
   });
 });
