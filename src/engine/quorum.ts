@@ -124,6 +124,9 @@ async function takeMember(member: Member, index: number, plan: AttemptPlan, sign
   }
 }
 
+/** Once a RedLock holds its majority, the slower members get at least this long (or as long as the majority took). */
+const QUORUM_GRACE_MS = 5;
+
 /**
  * One attempt. Every member is tried at once, one try each: uncontended, the attempt costs one
  * member's latency. Under contention it falls back to the seeds' order, which cannot deadlock:
@@ -137,16 +140,34 @@ export async function attemptAll(members: readonly Member[], plan: AttemptPlan):
   const taken: TakenMember[] = [];
   const failures: IndexedMemberFailure[] = [];
   let busy: number[] = [];
+  const need = members.length - plan.failureLimit;
   const tryAtOnce = async (indexes: number[]): Promise<void> => {
     const once = { ...plan, memberWait: 0 };
-    await Promise.all(
+    const pending = new Set(indexes);
+    const started = Date.now();
+    let stopWaiting: (() => void) | undefined;
+    const quorumReached = new Promise<void>((resolve) => (stopWaiting = resolve));
+    let graceTimer: NodeJS.Timeout | undefined;
+    const all = Promise.all(
       indexes.map(async (index) => {
         const outcome = await takeMember(members[index]!, index, once, signal);
+        // Answered after the attempt stopped waiting for it: not needed, give it back.
+        if (!pending.delete(index)) return 'taken' in outcome ? void releaseMembers([outcome.taken]) : undefined;
         if ('taken' in outcome) taken.push(outcome.taken);
         else if (outcome.failure.reason === 'busy' && plan.memberWait > 0) busy.push(index);
         else failures.push(outcome.failure);
+        // A RedLock with its majority waits only briefly for the slowest members (a frozen or
+        // unreachable server would otherwise cost every acquisition a whole commandTimeout).
+        if (plan.failureLimit > 0 && taken.length >= need && graceTimer === undefined && pending.size > 0) {
+          graceTimer = setTimeout(stopWaiting!, Math.max(QUORUM_GRACE_MS, Date.now() - started));
+        }
       }),
     );
+    await Promise.race([all, quorumReached]);
+    clearTimeout(graceTimer);
+    // Cut after the quorum was reached: they did not answer in time.
+    for (const index of pending) failures.push({ index, name: members[index]!.backend.name, reason: 'timeout' });
+    pending.clear();
   };
   await tryAtOnce(members.map((_, index) => index));
   while (busy.length > 0 && failures.length <= plan.failureLimit && !signal.aborted) {

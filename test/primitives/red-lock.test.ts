@@ -61,16 +61,29 @@ describe('RedLock: majority', () => {
     assert.deepEqual(await heldOn('two-frozen'), []);
   });
 
-  it('takes the members of one attempt in parallel: two frozen servers cost one timeout, not two', async () => {
+  it('takes the members of one attempt in parallel: three frozen servers cost one timeout, not three', async () => {
     const lock = redLock(party(servers, { ...OPTIONS, commandTimeout: 600 }), 'parallel');
-    const elapsed = await frozen([1, 3], async () => {
+    const elapsed = await frozen([1, 2, 3], async () => {
       const started = Date.now();
-      assert.equal(await lock.tryLock({ leaseTime: 10_000 }), true);
+      await assert.rejects(lock.tryLock({ leaseTime: 10_000 }), QuorumError);
       return Date.now() - started;
     });
-    // One after the other would take at least 2 x 600 ms.
-    assert.ok(elapsed < 1_100, `acquired in ${elapsed} ms`);
-    await lock.unlock();
+    // One after the other would take at least 3 x 600 ms.
+    assert.ok(elapsed < 1_200, `failed after ${elapsed} ms`);
+  });
+
+  it('does not wait out frozen minority members once it holds a majority', async () => {
+    const lock = redLock(party(servers, { ...OPTIONS, commandTimeout: 5_000 }), 'no-wait');
+    const elapsed = await frozen([0, 4], async () => {
+      const started = Date.now();
+      await lock.lock();
+      const took = Date.now() - started;
+      await lock.unlock();
+      return took;
+    });
+    assert.ok(elapsed < 2_500, `acquired in ${elapsed} ms`);
+    await sleep(100);
+    assert.deepEqual(await heldOn('no-wait'), []);
   });
 
   it('fails cleanly with 3 of 5 frozen: QuorumError naming each member, nothing held once they resume', async () => {
@@ -124,11 +137,12 @@ describe('RedLock: majority', () => {
 });
 
 describe('RedLock: validity, leases and loss', () => {
-  it('applies the validity rule: a lease used up while acquiring is released and the attempt fails', async () => {
-    const lock = redLock(party(), 'validity');
-    await frozen([0, 1], async () => {
-      // The two frozen members take commandTimeout (300 ms): nothing is left of a 250 ms lease.
-      assert.equal(await lock.tryLock({ leaseTime: 250 }), false);
+  it('applies the validity rule: a lease used up while reaching the majority is released and the attempt fails', async () => {
+    const lock = redLock(party(servers, { ...OPTIONS, commandTimeout: 2_000 }), 'validity');
+    await frozen([0, 1, 2], async () => {
+      // The majority is complete only when server 2 answers, 350 ms in: nothing is left of 200 ms.
+      setTimeout(() => servers[2]!.resume(), 350);
+      assert.equal(await lock.tryLock({ leaseTime: 200 }), false);
       assert.deepEqual(await heldOn('validity', redis.slice(2)), []);
       // A lease long enough keeps its validity.
       assert.equal(await lock.tryLock({ leaseTime: 5_000 }), true);
