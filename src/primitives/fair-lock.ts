@@ -21,6 +21,9 @@ interface FairCall {
  */
 const calls = new AsyncLocalStorage<FairCall>();
 
+/** How long a waiter that gives up waits for its place to be removed. */
+const LEAVE_MS = 250;
+
 /**
  * The fair lock (Redisson's RFairLock): the re-entrant lock hash plus a queue of waiters in request
  * order. A waiter joins the queue on its first failed attempt and may take the lock only when it is
@@ -35,8 +38,11 @@ export function fairBackend(ctx: ClientContext, name: string): LockBackend {
   const { fairWaiterTimeout } = ctx.options;
   const refreshEvery = Math.max(1, Math.floor(fairWaiterTimeout / 3));
 
-  const leave = async (owner: string): Promise<void> => {
-    await run(fairLockLeave, queueKeys, [owner, base.channel]);
+  // Give the place up now rather than after it lapses; but a frozen server must not hold the
+  // caller past the timeout it asked for, so the call is cut short (the place then just lapses).
+  const leave = async (call: FairCall): Promise<void> => {
+    if (call.queued === undefined) return;
+    await run(fairLockLeave, queueKeys, [call.queued, base.channel], Date.now() + LEAVE_MS).catch(() => undefined);
   };
 
   return {
@@ -58,11 +64,10 @@ export function fairBackend(ctx: ClientContext, name: string): LockBackend {
       try {
         value = await calls.run(call, () => acquireLoop(options));
       } catch (error) {
-        // Aborted or failed: give the place up now, not after it lapses.
-        if (call.queued !== undefined) await leave(call.queued).catch(() => undefined);
+        await leave(call); // aborted, shut down or failed
         throw error;
       }
-      if (value === undefined && call.queued !== undefined) await leave(call.queued);
+      if (value === undefined) await leave(call); // waitTime elapsed
       return value;
     },
   };

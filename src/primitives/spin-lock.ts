@@ -86,7 +86,7 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * The SpinLock's wait: no subscription, just attempts spaced by the backoff, never sleeping past
  * the holder's lease (the moment the lock may be free) nor past the caller's waitTime.
  */
-function spinWait(backoff: Readonly<Required<SpinBackoff>>) {
+function spinWait(ctx: ClientContext, backoff: Readonly<Required<SpinBackoff>>) {
   return async function <T>(options: AcquireLoopOptions<T>): Promise<T | undefined> {
     const { attempt, signal, waitTime, name } = options;
     signal?.throwIfAborted();
@@ -103,6 +103,8 @@ function spinWait(backoff: Readonly<Required<SpinBackoff>>) {
       }
       const untilFree = result.retryIn > 0 ? result.retryIn : Infinity;
       await pause(Math.min(backoffDelay(backoff, retry), untilFree, remaining), signal);
+      // No subscription for shutdown() to fail: the spinner checks for itself.
+      ctx.assertOpen();
       result = await attempt(deadline);
       if (result.acquired) {
         publish('wait', () => ({ name, phase: 'end', acquired: true, waited: Date.now() - started }));
@@ -117,5 +119,5 @@ function spinWait(backoff: Readonly<Required<SpinBackoff>>) {
  * excludes `getLock()` of the same name) whose waiters poll with backoff instead of subscribing.
  */
 export function createSpinLock(ctx: ClientContext, name: string, backoff: Readonly<Required<SpinBackoff>>): Lock {
-  return new LockHandle(ctx, { ...reentrantBackend(ctx, name), wait: spinWait(backoff) });
+  return new LockHandle(ctx, { ...reentrantBackend(ctx, name), wait: spinWait(ctx, backoff) });
 }

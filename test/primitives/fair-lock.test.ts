@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
+import { RedisUnavailableError } from '../../src/index.js';
 import { fairLockLeave } from '../../src/scripts/index.js';
 import { startFixture, until } from '../helpers/fixture-process.js';
 import { keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
@@ -183,6 +184,49 @@ describe('FairLock: waiter liveness', () => {
     assert.ok(waited < timeout + 3_000, `blocked for ${waited} ms`);
     await survivor.unlock();
     assert.equal(await redis.exists(queueKey('killed'), timeoutsKey('killed')), 0);
+  });
+});
+
+describe('FairLock: a frozen server', () => {
+  // Frozen before the wait starts. (A waiter already parked when the server freezes is held by the
+  // engine's unsubscribe, for every pub/sub lock alike: reported to the engine, not fair-lock specific.)
+  it('tryLock with waitTime settles by its waitTime; once the server is back no place is left', async () => {
+    const frozen = await startServer();
+    const raw = frozen.client();
+    await frozen.lockClient().getFairLock('frozen').lock({ leaseTime: 60_000 });
+    const waiter = frozen.lockClient({ commandTimeout: 5_000 }).getFairLock('frozen');
+    assert.equal(await waiter.tryLock(), false); // warm connection and scripts
+    frozen.freeze();
+    const started = Date.now();
+    let result: unknown;
+    try {
+      result = await waiter.tryLock({ waitTime: 300 }).catch((error: unknown) => error);
+    } finally {
+      frozen.resume();
+    }
+    const took = Date.now() - started;
+    assert.ok(result === false || result instanceof RedisUnavailableError, String(result));
+    assert.ok(took < 300 + 1_500, `took ${took} ms`);
+    // The cut attempt may have queued when it finally ran; the cut leave, sent after it, removes it.
+    await until(async () => (await raw.llen(queueKey('frozen'))) === 0);
+  });
+
+  it('lock() without waitTime rejects with RedisUnavailableError after commandTimeout', async () => {
+    const frozen = await startServer();
+    await frozen.lockClient().getFairLock('frozen-lock').lock({ leaseTime: 60_000 });
+    const waiter = frozen.lockClient({ commandTimeout: 300 }).getFairLock('frozen-lock');
+    assert.equal(await waiter.tryLock(), false);
+    frozen.freeze();
+    const started = Date.now();
+    let error: unknown;
+    try {
+      error = await waiter.lock().catch((failure: unknown) => failure);
+    } finally {
+      frozen.resume();
+    }
+    assert.ok(error instanceof RedisUnavailableError, String(error));
+    assert.ok(Date.now() - started < 300 + 1_500, `took ${Date.now() - started} ms`);
+    await until(async () => (await frozen.client().llen(queueKey('frozen-lock'))) === 0);
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { LockNotHeldError, SPIN_BACKOFF_DEFAULTS } from '../../src/index.js';
+import { LatchkeyError, LockNotHeldError, RedisUnavailableError, SPIN_BACKOFF_DEFAULTS } from '../../src/index.js';
 import { backoffDelay, resolveBackoff } from '../../src/primitives/spin-lock.js';
 import { until } from '../helpers/fixture-process.js';
 import { commandCalls, keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
@@ -136,6 +136,38 @@ describe('SpinLock: waiting by polling', () => {
     assert.ok(Date.now() - started < 1_000);
     await holder.unlock();
     await until(async () => !(await spin.isLocked()));
+  });
+});
+
+describe('SpinLock: failure', () => {
+  it('shutdown() stops a spinning waiter', async () => {
+    const holder = server.lockClient().getLock('shutdown');
+    await holder.lock();
+    const locks = server.lockClient();
+    const waiting = locks.getSpinLock('shutdown', { initialDelay: 20, maxDelay: 20 }).lock().catch((error: unknown) => error);
+    await sleep(60);
+    await locks.shutdown();
+    const error = await waiting;
+    assert.ok(error instanceof LatchkeyError && error.code === 'LATCHKEY_SHUT_DOWN', String(error));
+    await holder.unlock();
+    await sleep(60);
+    assert.equal(await holder.isLocked(), false);
+  });
+
+  it('a frozen server gives the waiter its timeout or an error, never a hang', async () => {
+    const frozen = await startServer();
+    await frozen.lockClient().getLock('frozen').lock({ leaseTime: 60_000 });
+    const spin = frozen.lockClient({ commandTimeout: 300 }).getSpinLock('frozen', { initialDelay: 20, maxDelay: 50 });
+    const timed = spin.tryLock({ waitTime: 500 }).catch((error: unknown) => error);
+    const untimed = spin.lock().catch((error: unknown) => error);
+    await sleep(100);
+    frozen.freeze();
+    const started = Date.now();
+    const [first, second] = await Promise.all([timed, untimed]);
+    frozen.resume();
+    assert.ok(first === false || first instanceof RedisUnavailableError, String(first));
+    assert.ok(second instanceof RedisUnavailableError, String(second));
+    assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
   });
 });
 
