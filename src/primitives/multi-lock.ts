@@ -161,6 +161,12 @@ export class MultiLock implements Lock {
       existing.count++;
       return existing;
     }
+    if (existing) {
+      // Lost and never unlocked: give back what is left of it, or this attempt would re-enter it.
+      this.#held.delete(ownerId);
+      existing.dispose();
+      await releaseMembers(existing.taken);
+    }
     const deadline = Date.now() + p.waitTime;
     // While acquiring, a lease long enough that early members outlive the wait for later ones.
     const memberLease = p.leaseTime === undefined ? undefined : p.waitTime > 0 ? 2 * p.waitTime : p.leaseTime;
@@ -204,9 +210,11 @@ export class MultiLock implements Lock {
       leaseTime: Number.isFinite(validity) ? validity : undefined,
     });
     hold.count = 1;
-    const dispose = rules.watchLoss(taken, this.#need, validity, this.name, (error) =>
-      this.ctx.holds.lost(hold, error),
-    );
+    const dispose = rules.watchLoss(taken, this.#need, validity, this.name, (error) => {
+      // As for a single lock, a lost lock is no longer renewed: what is left of it expires.
+      for (const member of taken) member.stopRenewal();
+      this.ctx.holds.lost(hold, error);
+    });
     const held: Held = { count: 1, hold, taken, dispose };
     this.#held.set(ownerId, held);
     publish('acquire', () => ({

@@ -172,6 +172,17 @@ describe('MultiLock: leases and the watchdog', () => {
     });
     assert.deepEqual(await ttls('lose-one'), [-2, -2, -2]);
   });
+  it('a lost lock taken again starts afresh: nothing of the lost one is left or counted', async () => {
+    const lock = multi(party(), 'retake');
+    await lock.lock();
+    await servers[0]!.lockClient().getLock('retake').forceUnlock();
+    await sleep(800);
+    assert.equal(await lock.tryLock(), true);
+    assert.equal(await lock.getHoldCount(), 1);
+    assert.deepEqual(await Promise.all(redis.map((r) => r.hlen('latchkey:{retake}:lock'))), [1, 1, 1]);
+    await lock.unlock();
+    assert.deepEqual(await ttls('retake'), [-2, -2, -2]);
+  });
 });
 
 describe('MultiLock: unlock, abort and outages', () => {
