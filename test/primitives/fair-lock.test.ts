@@ -3,7 +3,7 @@ import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { RedisUnavailableError } from '../../src/index.js';
 import { fairLockLeave } from '../../src/scripts/index.js';
-import { startFixture, until } from '../helpers/fixture-process.js';
+import { startFixture, until, type FixtureProcess } from '../helpers/fixture-process.js';
 import { keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
@@ -16,7 +16,13 @@ before(async () => {
 const queueKey = (name: string): string => `latchkey:{${name}}:fair-queue`;
 const timeoutsKey = (name: string): string => `latchkey:{${name}}:fair-timeouts`;
 const queued = (name: string): Promise<number> => redis.llen(queueKey(name));
-const waitQueued = (name: string, length: number): Promise<void> => until(async () => (await queued(name)) === length);
+const waitQueued = (name: string, length: number, timeoutMs?: number): Promise<void> =>
+  until(async () => (await queued(name)) === length, timeoutMs);
+/** A child process needs a while to start under load: wait for it, then for its place. */
+const childQueued = async (child: FixtureProcess, name: string, length: number): Promise<void> => {
+  await child.waitFor('waiting', 60_000);
+  await waitQueued(name, length, 30_000);
+};
 
 describe('FairLock: request order', () => {
   it('grants 10 waiters from 3 clients in the order they queued', async () => {
@@ -127,7 +133,7 @@ describe('FairLock: leaving the queue', () => {
 
 describe('FairLock: waiter liveness', () => {
   it('a live waiter keeps its place well past fairWaiterTimeout', async () => {
-    const options = { fairWaiterTimeout: 300 };
+    const options = { fairWaiterTimeout: 500 };
     const holder = server.lockClient(options).getFairLock('live');
     const a = server.lockClient(options).getFairLock('live');
     const b = server.lockClient(options).getFairLock('live');
@@ -137,7 +143,7 @@ describe('FairLock: waiter liveness', () => {
     await waitQueued('live', 1);
     const doneB = b.lock().then(() => granted.push('b'));
     await waitQueued('live', 2);
-    await sleep(1_200);
+    await sleep(1_600);
     assert.equal(await queued('live'), 2);
     await holder.unlock();
     await doneA;
@@ -151,7 +157,7 @@ describe('FairLock: waiter liveness', () => {
     const holder = server.lockClient().getFairLock('processes');
     await holder.lock();
     const child = startFixture('fair-lock-waiter', [server.port, 'processes', 10_000, 300]);
-    await waitQueued('processes', 1);
+    await childQueued(child, 'processes', 1);
     const local = server.lockClient().getFairLock('processes');
     // The child prints "acquired" 300 ms before it releases: by then the line has arrived.
     const waiting = local.lock().then(() => child.lines.includes('acquired'));
@@ -167,20 +173,20 @@ describe('FairLock: waiter liveness', () => {
     const holder = server.lockClient().getFairLock('killed');
     await holder.lock();
     const child = startFixture('fair-lock-waiter', [server.port, 'killed', timeout, 0]);
-    await waitQueued('killed', 1);
+    await childQueued(child, 'killed', 1);
     const survivor = server.lockClient({ fairWaiterTimeout: timeout }).getFairLock('killed');
     const waiting = survivor.lock();
     await waitQueued('killed', 2);
+    const killed = Date.now();
     child.child.kill('SIGKILL');
     await child.exited;
-    const freed = Date.now();
     await holder.unlock();
     // The dead head still has its place: nobody may take the free lock ahead of it yet.
     assert.equal(await server.lockClient().getFairLock('killed').tryLock(), false);
     await waiting;
-    const waited = Date.now() - freed;
+    const waited = Date.now() - killed;
     // Its place was refreshed at most timeout/3 before the kill, so it lapsed 2/3 timeout later at the earliest.
-    assert.ok(waited >= timeout / 3, `skipped too early: ${waited} ms`);
+    assert.ok(waited >= timeout / 2, `skipped too early: ${waited} ms`);
     assert.ok(waited < timeout + 3_000, `blocked for ${waited} ms`);
     await survivor.unlock();
     assert.equal(await redis.exists(queueKey('killed'), timeoutsKey('killed')), 0);

@@ -37,7 +37,7 @@ describe('FencedLock: tokens', () => {
       worker(server.lockClient().getFencedLock(name)),
       worker(server.lockClient().getFencedLock(name)),
     ]);
-    await child.waitFor('done');
+    await child.waitFor('done', 90_000);
     const tokens = (await redis.lrange(log, 0, -1)).map(BigInt);
     assert.equal(tokens.length, 75);
     assertStrictlyIncreasing(tokens);
