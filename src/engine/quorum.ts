@@ -1,11 +1,20 @@
 import type { ClientContext } from '../context.js';
-import { LatchkeyError, type MemberFailure } from '../errors.js';
+import type { MemberFailure } from '../errors.js';
+import { failureReason, releaseMembers } from './quorum-release.js';
+export {
+  describeFailures,
+  forceUnlockMembers,
+  MemberReleaseError,
+  releaseMembers,
+  setLease,
+  type MemberReleaseFailure,
+} from './quorum-release.js';
 import { acquireLoop, type Attempt } from './acquire-loop.js';
 import type { LockBackend } from './lock-handle.js';
 
 /**
- * The member side of MultiLock / RedLock: one attempt over every member in parallel, releasing
- * members, and setting their lease. Each member is reached through its own client (its own
+ * The member side of MultiLock / RedLock: one attempt over every member in parallel (giving
+ * members back is in quorum-release.ts). Each member is reached through its own client (its own
  * server, watchdog and subscriptions); this module never knows how many servers there are.
  */
 
@@ -63,11 +72,6 @@ function watchdogLease(ctx: ClientContext): number {
   return Math.min(ctx.options.watchdogTimeout, ctx.options.maxLeaseTime ?? Infinity);
 }
 
-/** A call cut by its time limit (the script runner's message) rather than refused. */
-function failureReason(error: unknown): 'timeout' | 'error' {
-  return error instanceof Error && /did not answer/.test(error.message) ? 'timeout' : 'error';
-}
-
 /**
  * A member whose reply was lost may hold the lock: drop this owner's holds there. Sent on the
  * same connection after the lost call, so Redis runs it after that call even if the server was
@@ -94,6 +98,8 @@ async function takeMember(member: Member, index: number, plan: AttemptPlan, sign
       return result;
     } catch (error) {
       uncertain = true;
+      // Cut by this member's own wait budget: a slow answer, not an outage (as for a single lock).
+      if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
       throw error;
     }
   };
@@ -107,7 +113,10 @@ async function takeMember(member: Member, index: number, plan: AttemptPlan, sign
       signal,
       name: backend.name,
     });
-    if (value === undefined) return { failure: { index, name: backend.name, reason: 'busy' } };
+    if (value === undefined) {
+      if (uncertain) releaseUnknown(member, owner);
+      return { failure: { index, name: backend.name, reason: 'busy' } };
+    }
     if (plan.memberLease !== undefined)
       return { taken: { index, member, owner, lost: undefined, stopRenewal: () => undefined } };
     // Without a lease the member client's watchdog renews it (batched with that server's other
@@ -118,7 +127,7 @@ async function takeMember(member: Member, index: number, plan: AttemptPlan, sign
     return { taken: { index, member, owner, lost: lost.signal, stopRenewal } };
   } catch (error) {
     if (uncertain) releaseUnknown(member, owner);
-    // Cancelled (quorum out of reach, or the caller aborted) while waiting for a busy member.
+    // The caller aborted while this member was busy.
     if (signal.aborted) return { failure: { index, name: backend.name, reason: 'busy', error: signal.reason } };
     return { failure: { index, name: backend.name, reason: failureReason(error), error } };
   }
@@ -195,66 +204,4 @@ export async function attemptAll(members: readonly Member[], plan: AttemptPlan):
 
 function busyFailure(members: readonly Member[], index: number): IndexedMemberFailure {
   return { index, name: members[index]!.backend.name, reason: 'busy' };
-}
-
-/** Why one member could not be released. */
-export interface MemberReleaseFailure {
-  readonly index: number;
-  readonly name: string;
-  /** `not-held` (it had expired or was taken from us), `timeout` or `error`. */
-  readonly reason: 'not-held' | 'timeout' | 'error';
-  readonly error?: unknown;
-}
-
-/** Releases one hold of each taken member, all in parallel; returns the members that failed. */
-export async function releaseMembers(taken: readonly TakenMember[]): Promise<MemberReleaseFailure[]> {
-  const failures: MemberReleaseFailure[] = [];
-  await Promise.all(
-    taken.map(async ({ index, member, owner, stopRenewal }) => {
-      stopRenewal();
-      const { holds } = member.ctx;
-      const { key, name } = member.backend;
-      try {
-        const left = await member.backend.release(owner);
-        if (left >= 0) return holds.released(key, owner, left);
-        failures.push({ index, name, reason: 'not-held' });
-      } catch (error) {
-        failures.push({ index, name, reason: failureReason(error), error });
-      }
-      // A single-lock hold of the same owner (scope re-entry) stops renewing too, as its unlock would.
-      const hold = holds.get(key, owner);
-      if (hold) holds.drop(hold);
-    }),
-  );
-  return failures.sort((a, b) => a.index - b.index);
-}
-
-/** Sets each taken member's expiry to `leaseMs` in parallel; returns the members that could not be set. */
-export async function setLease(taken: readonly TakenMember[], leaseMs: number): Promise<TakenMember[]> {
-  const failed: TakenMember[] = [];
-  await Promise.all(
-    taken.map(async (entry) => {
-      const { ctx, backend } = entry.member;
-      const reply = await ctx.run(backend.renewScript, [backend.key], [entry.owner, leaseMs]).catch(() => null);
-      if (!Array.isArray(reply) || reply[0] !== 1) failed.push(entry);
-    }),
-  );
-  return failed;
-}
-
-/** Some members of a MultiLock / RedLock could not be released; the others were. */
-export class MemberReleaseError extends LatchkeyError {
-  static readonly CODE = 'LATCHKEY_MEMBER_RELEASE';
-  readonly failures: readonly MemberReleaseFailure[];
-  constructor(message: string, failures: readonly MemberReleaseFailure[]) {
-    super(MemberReleaseError.CODE, message);
-    this.failures = failures;
-  }
-}
-
-/** `"name" #index: reason` for error messages. */
-export function describeFailures(
-  failures: readonly (MemberFailure & { index: number })[] | readonly MemberReleaseFailure[],
-): string {
-  return failures.map((f) => `"${f.name}" #${f.index} ${f.reason}`).join(', ');
 }

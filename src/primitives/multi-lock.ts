@@ -3,6 +3,7 @@ import { publish } from '../diagnostics.js';
 import {
   attemptAll,
   describeFailures,
+  forceUnlockMembers,
   MemberReleaseError,
   releaseMembers,
   type Member,
@@ -71,15 +72,7 @@ export class MultiLock implements Lock {
   /** Deletes every member whoever holds it; true when at least one was locked. */
   async forceUnlock(): Promise<boolean> {
     this.ctx.assertOpen();
-    const results = await Promise.allSettled(this.members.map((m) => m.backend.forceUnlock()));
-    const failures = results.flatMap((r, index) =>
-      r.status === 'rejected'
-        ? [{ index, name: this.members[index]!.backend.name, reason: 'error' as const, error: r.reason as unknown }]
-        : [],
-    );
-    if (failures.length > 0)
-      throw new MemberReleaseError(`Could not force-unlock ${this.name}: ${describeFailures(failures)}`, failures);
-    return results.some((r) => r.status === 'fulfilled' && r.value);
+    return forceUnlockMembers(this.members, this.name);
   }
 
   /** True when the quorum (all members, or a majority for RedLock) is locked, by anyone. */
