@@ -40,7 +40,7 @@ export function attemptWait(members: number, leaseTime: number | undefined): num
   if (leaseTime === undefined) return base;
   if (leaseTime <= 2000) return 2000;
   const low = leaseTime <= base ? leaseTime / 2 : base;
-  return low + Math.random() * (leaseTime - low);
+  return Math.floor(low + Math.random() * (leaseTime - low));
 }
 
 /** Redlock's allowance for clock drift between the servers and us: 1% of the lease plus 2 ms. */
@@ -181,7 +181,7 @@ export async function confirmQuorum(
   let start = attemptStart;
   if (leaseTime !== undefined && memberLease !== leaseTime) {
     start = Date.now();
-    const failed = await setLease(taken, leaseTime);
+    const failed = await setLease(taken, Math.ceil(leaseTime));
     if (failed.length > 0) {
       void releaseMembers(failed);
       taken.splice(0, taken.length, ...taken.filter((t) => !failed.includes(t)));

@@ -162,7 +162,9 @@ export class MultiLock implements Lock {
     }
     const deadline = Date.now() + p.waitTime;
     // While acquiring, a lease long enough that early members outlive the wait for later ones.
-    const memberLease = p.leaseTime === undefined ? undefined : p.waitTime > 0 ? 2 * p.waitTime : p.leaseTime;
+    // (Whole milliseconds: PEXPIRE takes integers.)
+    const memberLease =
+      p.leaseTime === undefined ? undefined : Math.ceil(p.waitTime > 0 ? 2 * p.waitTime : p.leaseTime);
     for (;;) {
       const remaining = deadline - Date.now();
       const memberWait = p.waitTime === 0 ? 0 : Math.max(1, remaining / this.members.length);

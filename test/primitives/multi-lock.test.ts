@@ -85,6 +85,17 @@ describe('MultiLock: all or nothing', () => {
     await assert.rejects(lock.unlock(), LockNotHeldError);
   });
 
+  it('forceUnlock deletes every member whoever holds them', async () => {
+    const holder = multi(party(), 'forced');
+    await holder.lock({ leaseTime: 5_000 });
+    const other = multi(party(), 'forced');
+    assert.equal(await other.forceUnlock(), true);
+    assert.deepEqual(await ttls('forced'), [-2, -2, -2]);
+    assert.equal(await other.forceUnlock(), false);
+    assert.equal(await other.tryLock(), true);
+    await other.unlock();
+  });
+
   it('one member held elsewhere fails the attempt and frees the members it took', async () => {
     const other = servers[1]!.lockClient(OPTIONS).getLock('one-busy');
     await other.lock();
@@ -140,6 +151,15 @@ describe('MultiLock: leases and the watchdog', () => {
     assert.ok(lease.signal.reason instanceof LockLostError);
     assert.deepEqual(lost, [lock.name]);
     await assert.rejects(lease.release(), LockNotHeldError);
+  });
+
+  it("lock({ leaseTime }) waits with the seeds' randomised attempt wait and sets the lease on every member", async () => {
+    const lock = multi(party(), 'lock-lease');
+    for (const leaseTime of [1_000, 3_000, 7_000]) {
+      await lock.lock({ leaseTime });
+      for (const ttl of await ttls('lock-lease')) assert.ok(ttl > 0 && ttl <= leaseTime, `ttl ${ttl} of ${leaseTime}`);
+      await lock.unlock();
+    }
   });
 
   it('keeps every member alive past the watchdog timeout, batched on each member client', async () => {
