@@ -134,6 +134,17 @@ describe('MultiLock: all or nothing', () => {
     await lock.unlock();
     assert.deepEqual(await ttls('reenter'), [-2, -2, -2]);
   });
+  it('inside withLock, a member taken on its own re-enters for the same owner', async () => {
+    const clients = party();
+    const lock = multi(clients, 'scoped');
+    await lock.withLock(async () => {
+      const member = clients[1]!.getLock('scoped');
+      assert.equal(await member.tryLock(), true);
+      assert.equal(await member.getHoldCount(), 2);
+      await member.unlock();
+    });
+    assert.deepEqual(await ttls('scoped'), [-2, -2, -2]);
+  });
 });
 
 describe('MultiLock: leases and the watchdog', () => {
