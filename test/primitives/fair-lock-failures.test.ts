@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import type { Redis } from 'ioredis';
 import { RedisUnavailableError } from '../../src/index.js';
 import { startFixture, until, type FixtureProcess } from '../helpers/fixture-process.js';
@@ -128,3 +129,8 @@ describe('FairLock: a frozen server', () => {
   });
 });
 
+describe('FairLock failures: after every test above', () => {
+  it('leave no latchkey key without a TTL', async () => {
+    await assertNoKeyWithoutTtl(redis, []);
+  });
+});

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import type { Redis } from 'ioredis';
 import { fairLockLeave } from '../../src/scripts/index.js';
 import { until } from '../helpers/fixture-process.js';
@@ -150,3 +151,8 @@ async function ownerOf(lock: { name: string }, name: string): Promise<string> {
   return entries[0]!;
 }
 
+describe('FairLock: after every test above', () => {
+  it('leaves no latchkey key without a TTL', async () => {
+    await assertNoKeyWithoutTtl(redis, []);
+  });
+});

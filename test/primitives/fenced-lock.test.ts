@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { LockNotHeldError } from '../../src/index.js';
@@ -121,5 +122,11 @@ describe('FencedLock: the fencing example', () => {
     const run = startTs(file, [], { REDIS_URL: server.url });
     assert.equal(await run.exited, 0);
     assert.match(run.lines.join('\n'), /token A (\d+), token B (\d+): stale write by A refused; the report says "final by B"/);
+  });
+});
+
+describe('FencedLock: after every test above', () => {
+  it('leaves no latchkey key without a TTL but its fencing counters', async () => {
+    await assertNoKeyWithoutTtl(redis, [/:fence$/]);
   });
 });

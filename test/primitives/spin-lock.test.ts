@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import type { Redis } from 'ioredis';
 import { LatchkeyError, LockNotHeldError, RedisUnavailableError, SPIN_BACKOFF_DEFAULTS } from '../../src/index.js';
 import { backoffDelay, resolveBackoff } from '../../src/primitives/spin-lock.js';
@@ -195,5 +196,11 @@ describe('SpinLock: backoff arithmetic and input', () => {
     assert.throws(() => locks.getSpinLock('x', { jitter: Number.NaN }), { name: 'RangeError', message: /`backoff.jitter`/ });
     assert.throws(() => locks.getSpinLock('x', { jitter: 2 }), { name: 'RangeError', message: /`backoff.jitter`/ });
     assert.throws(() => locks.getSpinLock(undefined as never), { name: 'TypeError', message: /`name`/ });
+  });
+});
+
+describe('SpinLock: after every test above', () => {
+  it('leaves no latchkey key without a TTL', async () => {
+    await assertNoKeyWithoutTtl(redis, []);
   });
 });
