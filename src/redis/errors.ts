@@ -1,4 +1,6 @@
 import { RedisUnavailableError } from '../errors.js';
+import type { ScriptReply } from './connection.js';
+import type { Subscriptions } from './subscriptions.js';
 
 /**
  * Decides whether a client error is Redis' own reply (kept as is: it says what is wrong with the
@@ -15,6 +17,40 @@ export function classifyClientError(error: unknown, what: string): Error {
   return new RedisUnavailableError(`Redis is unavailable (${what}): ${detail}`, { cause: error });
 }
 
-export function isNoScriptError(error: unknown): boolean {
+function isNoScriptError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/**
+ * EVALSHA, then EVAL when the server does not know the script (NOSCRIPT: restarted, flushed, or
+ * a new Cluster node). Errors come out classified.
+ */
+export async function evalWithFallback(
+  scriptName: string,
+  evalsha: () => Promise<unknown>,
+  evalSource: () => Promise<unknown>,
+): Promise<ScriptReply> {
+  try {
+    try {
+      return (await evalsha()) as ScriptReply;
+    } catch (error) {
+      if (!isNoScriptError(error)) throw error;
+      return (await evalSource()) as ScriptReply;
+    }
+  } catch (error) {
+    throw classifyClientError(error, `script ${scriptName}`);
+  }
+}
+
+/** Adds a listener through `subscriptions`, classifying a failure to subscribe. */
+export async function subscribeClassified(
+  subscriptions: Subscriptions,
+  channel: string,
+  listener: (message: string) => void,
+): Promise<() => Promise<void>> {
+  try {
+    return await subscriptions.add(channel, listener);
+  } catch (error) {
+    throw classifyClientError(error, `subscribe ${channel}`);
+  }
 }

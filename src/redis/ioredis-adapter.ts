@@ -1,6 +1,6 @@
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 import { clusterSlot } from './cluster-slot.js';
-import { classifyClientError, isNoScriptError } from './errors.js';
+import { evalWithFallback, subscribeClassified } from './errors.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of an ioredis `Redis` or `Cluster` latchkey uses (typed here so ioredis is never imported). */
@@ -46,25 +46,16 @@ export class IoredisConnection implements RedisConnection {
     );
   }
 
-  async evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
-    try {
-      try {
-        return (await this.client.evalsha(script.sha, keys.length, ...keys, ...args)) as ScriptReply;
-      } catch (error) {
-        if (!isNoScriptError(error)) throw error;
-        return (await this.client.eval(script.source, keys.length, ...keys, ...args)) as ScriptReply;
-      }
-    } catch (error) {
-      throw classifyClientError(error, `script ${script.name}`);
-    }
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
+    return evalWithFallback(
+      script.name,
+      () => this.client.evalsha(script.sha, keys.length, ...keys, ...args),
+      () => this.client.eval(script.source, keys.length, ...keys, ...args),
+    );
   }
 
-  async subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
-    try {
-      return await this.#subscriptions.add(channel, listener);
-    } catch (error) {
-      throw classifyClientError(error, `subscribe ${channel}`);
-    }
+  subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
+    return subscribeClassified(this.#subscriptions, channel, listener);
   }
 
   batchGroup(key: string): string {

@@ -1,5 +1,5 @@
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
-import { classifyClientError, isNoScriptError } from './errors.js';
+import { evalWithFallback, subscribeClassified } from './errors.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of a node-redis (v4+) client latchkey uses (typed here so `redis` is never imported). */
@@ -49,26 +49,17 @@ export class NodeRedisConnection implements RedisConnection {
     );
   }
 
-  async evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
     const tail = [String(keys.length), ...keys, ...args.map(String)];
-    try {
-      try {
-        return (await this.client.sendCommand(['EVALSHA', script.sha, ...tail])) as ScriptReply;
-      } catch (error) {
-        if (!isNoScriptError(error)) throw error;
-        return (await this.client.sendCommand(['EVAL', script.source, ...tail])) as ScriptReply;
-      }
-    } catch (error) {
-      throw classifyClientError(error, `script ${script.name}`);
-    }
+    return evalWithFallback(
+      script.name,
+      () => this.client.sendCommand(['EVALSHA', script.sha, ...tail]),
+      () => this.client.sendCommand(['EVAL', script.source, ...tail]),
+    );
   }
 
-  async subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
-    try {
-      return await this.#subscriptions.add(channel, listener);
-    } catch (error) {
-      throw classifyClientError(error, `subscribe ${channel}`);
-    }
+  subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
+    return subscribeClassified(this.#subscriptions, channel, listener);
   }
 
   batchGroup(): string {
