@@ -70,6 +70,9 @@ export function toMembers(locks: readonly unknown[]): Member[] {
     if (typeof lock === 'object' && lock !== null && GROUP in lock) {
       throw new TypeError(`Expected \`locks[${i}]\` to be a single Lock: a MultiLock / RedLock cannot be a member`);
     }
+    if (Array.isArray(lock)) {
+      throw new TypeError(`Expected \`locks[${i}]\` to be a Lock, got an array: spread it, getMultiLock(...locks)`);
+    }
     if (!(lock instanceof LockHandle)) {
       throw new TypeError(
         `Expected \`locks[${i}]\` to be a Lock from a LockClient, got ${lock === null ? 'null' : typeof lock}`,

@@ -313,6 +313,7 @@ describe('MultiLock: bad input', () => {
     assert.throws(() => clients[0]!.getRedLock(), RangeError);
     assert.throws(() => clients[0]!.getMultiLock(a, {} as never), /locks\[1\].*Lock from a LockClient/);
     assert.throws(() => clients[0]!.getMultiLock(null as never), TypeError);
+    assert.throws(() => clients[0]!.getMultiLock([a, b] as never), /spread it/);
     assert.throws(() => clients[0]!.getMultiLock(a, a), /locks\[1\]` is the same lock as `locks\[0\]/);
     assert.throws(() => clients[0]!.getMultiLock(a, clients[0]!.getLock('bad')), RangeError);
     const group = clients[0]!.getMultiLock(a, b);
