@@ -17,6 +17,13 @@ export interface AcquireLoopOptions<T> {
   readonly signal: AbortSignal | undefined;
   /** Name reported on the `wait` diagnostics channel. */
   readonly name: string;
+  /**
+   * Asked once the first attempt failed: the id messages addressed to this waiter carry (`=<id>`,
+   * a release handing the lock over to it by name). Left out: only counted wake-ups reach it.
+   */
+  readonly waiterId?: () => string | undefined;
+  /** Called before the next attempt when a message addressed to this waiter woke it. */
+  readonly onAddressed?: () => void;
 }
 
 /** Retry at least this often when the holder's TTL is unknown or has no expiry. */
@@ -39,7 +46,7 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
 
   const started = Date.now();
   publish('wait', () => ({ name: options.name, phase: 'start' }));
-  const waiter = await options.waiters.join(options.channel);
+  const waiter = await options.waiters.join(options.channel, options.waiterId?.());
   try {
     for (;;) {
       signal?.throwIfAborted();
@@ -54,8 +61,11 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
         publish('wait', () => ({ name: options.name, phase: 'end', acquired: false, waited: Date.now() - started }));
         return undefined;
       }
-      const retryIn = next.retryIn > 0 ? next.retryIn : FALLBACK_RETRY_MS;
+      // PTTL answers 0 in a lease's last millisecond and -2 when the key just vanished: retry at
+      // once. Only -1 (a key without expiry) leaves no moment to aim for.
+      const retryIn = next.retryIn === -1 ? FALLBACK_RETRY_MS : Math.max(1, next.retryIn);
       await waiter.park(Math.min(retryIn, remaining), signal);
+      if (waiter.takeAddressed()) options.onAddressed?.();
     }
   } finally {
     await waiter.leave();

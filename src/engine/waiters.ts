@@ -11,8 +11,11 @@ export class Waiters {
 
   constructor(private readonly connection: RedisConnection) {}
 
-  /** Subscribes (once per channel) and enters a waiter that can park until woken. */
-  async join(channel: string): Promise<Waiter> {
+  /**
+   * Subscribes (once per channel) and enters a waiter that can park until woken. `id` (an owner
+   * id) lets a message `=<id>` wake this very waiter: a release that handed the lock to it.
+   */
+  async join(channel: string, id?: string): Promise<Waiter> {
     if (this.#closed) throw new Error('waiters closed');
     let entry = this.#channels.get(channel);
     if (!entry) {
@@ -29,7 +32,7 @@ export class Waiters {
         },
       );
     }
-    const waiter = new Waiter(entry, () => this.#leave(channel, entry));
+    const waiter = new Waiter(entry, () => this.#leave(channel, entry), id);
     entry.waiters.push(waiter);
     try {
       await entry.ready;
@@ -72,6 +75,12 @@ class ChannelWaiters {
   unsubscribe: (() => Promise<void>) | undefined;
 
   onMessage(message: string): void {
+    if (message.startsWith('=')) {
+      // Addressed to one owner (a hand-over); waiters of other processes ignore it.
+      const id = message.slice(1);
+      for (const waiter of this.waiters) if (waiter.id === id) waiter.wakeAddressed();
+      return;
+    }
     const count = message === '*' ? this.waiters.length : Math.max(1, Number.parseInt(message, 10) || 1);
     let woken = 0;
     for (const waiter of this.waiters) {
@@ -101,11 +110,16 @@ export class Waiter {
   #failure: Error | undefined;
   /** Woken, but has not made its attempt yet: if it leaves now, the wake-up goes to the next waiter. */
   #unusedWake = false;
+  /** A message addressed to this waiter arrived while it was not parked: its next park returns at once. */
+  #addressed = false;
+  /** A message addressed to this waiter arrived and was not yet taken by `takeAddressed()`. */
+  #addressedUntaken = false;
   #left = false;
 
   constructor(
     private readonly entry: ChannelWaiters,
     private readonly onLeave: () => Promise<void>,
+    readonly id?: string,
   ) {}
 
   get parked(): boolean {
@@ -121,9 +135,23 @@ export class Waiter {
     return true;
   }
 
+  /** Wakes this waiter for a message addressed to it, or keeps the wake-up for its next park. */
+  wakeAddressed(): void {
+    this.#addressedUntaken = true;
+    if (this.#wakeUp) this.#wakeUp(true);
+    else this.#addressed = true;
+  }
+
   fail(error: Error): void {
     this.#failure = error;
     this.#fail?.(error);
+  }
+
+  /** True once after a message addressed to this waiter arrived. */
+  takeAddressed(): boolean {
+    const addressed = this.#addressedUntaken;
+    this.#addressedUntaken = false;
+    return addressed;
   }
 
   /** Marks that the wake-up (if any) is being used by an attempt now. */
@@ -138,6 +166,10 @@ export class Waiter {
   park(ms: number, signal?: AbortSignal): Promise<boolean> {
     if (this.#failure) return Promise.reject(this.#failure);
     signal?.throwIfAborted();
+    if (this.#addressed) {
+      this.#addressed = false;
+      return Promise.resolve(true);
+    }
     if (this.entry.pendingWakes > 0) {
       this.entry.pendingWakes--;
       this.#unusedWake = true;

@@ -1,11 +1,94 @@
---[[ lock/acquire: take the lock, or re-enter it for the same owner.
+--[[ lock/acquire: take the lock, re-enter it, claim it when a release handed it over, or queue up.
+A free lock goes to the first live waiter in the queue, never to a caller that did not wait there:
+so a process that just released cannot take the lock again ahead of those already waiting.
+Waiters whose place lapsed (they stopped refreshing it: the process died) are skipped.
 KEYS[1]  lock hash: field = owner id, value = hold count
+KEYS[2]  queue list: waiting owner ids, in request order
+KEYS[3]  waiters hash: owner id -> "<epoch ms (server clock) when its place lapses>|<lease>|<token>",
+         or "g" when a release handed it the lock and it has not claimed it yet
 ARGV[1]  owner id ("<client id>:<owner id>")
 ARGV[2]  lease in ms
-Returns  nil when acquired (or re-entered); otherwise the holder's remaining TTL in ms ]]
-if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[1], 1)
+ARGV[3]  how long a place is kept without a refresh, in ms
+ARGV[4]  "1": join (or refresh) the queue when the lock cannot be taken; "0": one try, leave no entry;
+         "c": only claim a hand-over already announced to this owner (set its lease), never take
+ARGV[5]  with "1": the wait's token, echoed in the hand-over message so only that wait takes it
+Returns  nil when acquired (or re-entered, or claimed); otherwise ms worth waiting before trying
+         again: the holder's remaining TTL, or when the lock is free, until the head's place lapses;
+         with "c", -3 when this owner does not hold the lock ]]
+local owner = ARGV[1]
+local function clock()
+  local time = redis.call('time')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local function take()
+  redis.call('hdel', KEYS[3], owner)
+  redis.call('hset', KEYS[1], owner, 1)
+  redis.call('pexpire', KEYS[1], ARGV[2])
+end
+
+if redis.call('hexists', KEYS[1], owner) == 1 then
+  if redis.call('hget', KEYS[3], owner) == 'g' then
+    -- Handed over by a release: the hold is already counted; claim it with this owner's lease.
+    redis.call('hdel', KEYS[3], owner)
+  elseif ARGV[4] ~= 'c' then
+    redis.call('hincrby', KEYS[1], owner, 1)
+  end
   redis.call('pexpire', KEYS[1], ARGV[2])
   return nil
 end
-return redis.call('pttl', KEYS[1])
+if ARGV[4] == 'c' then
+  return -3
+end
+
+local function lapses(entry)
+  return tonumber(string.match(entry or '', '^(%d+)|')) or 0
+end
+local now
+if redis.call('exists', KEYS[1]) == 0 then
+  if redis.call('exists', KEYS[2]) == 0 then
+    take()
+    return nil
+  end
+  now = clock()
+  while true do
+    local head = redis.call('lindex', KEYS[2], 0)
+    if not head or head == owner then break end
+    if lapses(redis.call('hget', KEYS[3], head)) > now then break end
+    redis.call('lpop', KEYS[2])
+    redis.call('hdel', KEYS[3], head)
+  end
+  local head = redis.call('lindex', KEYS[2], 0)
+  if not head or head == owner then
+    if head then
+      redis.call('lpop', KEYS[2])
+    end
+    take()
+    return nil
+  end
+end
+
+if ARGV[4] == '1' then
+  now = now or clock()
+  local timeout = tonumber(ARGV[3])
+  local mark = redis.call('hget', KEYS[3], owner)
+  if not mark or mark == 'g' then
+    redis.call('rpush', KEYS[2], owner)
+  end
+  redis.call('hset', KEYS[3], owner, (now + timeout) .. '|' .. ARGV[2] .. '|' .. ARGV[5])
+  -- The queue lives as long as its longest-lived place, so waiters that all died leave nothing behind.
+  for i = 2, 3 do
+    if redis.call('pttl', KEYS[i]) < timeout then
+      redis.call('pexpire', KEYS[i], timeout)
+    end
+  end
+end
+
+local ttl = redis.call('pttl', KEYS[1])
+if ttl > 0 then
+  return ttl
+end
+local head = redis.call('lindex', KEYS[2], 0)
+if head then
+  return math.max(1, lapses(redis.call('hget', KEYS[3], head)) - (now or clock()))
+end
+return 1

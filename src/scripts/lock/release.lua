@@ -1,15 +1,48 @@
---[[ lock/release: give back one hold; the last hold deletes the lock and wakes one waiter.
+--[[ lock/release: give back one hold (or all of them); the last hold hands the lock over.
+Hand-over: the first live waiter in the queue gets the lock at once (hold count 1, TTL its lease but
+at most the reservation, until it claims it) and is told on the channel by "=<owner>|<token>", which
+is its acquisition: no further round trip, and no other process can take the lock in between.
+With nobody queued the lock is deleted and "1" wakes one waiter per process (waiters of lock kinds
+that share this hash but not the queue).
 KEYS[1]  lock hash
+KEYS[2]  queue list (see lock/acquire)
+KEYS[3]  waiters hash (see lock/acquire)
 ARGV[1]  owner id
-ARGV[2]  channel to publish on when the lock is freed
-Returns  -1 when the owner holds nothing; otherwise the holds left (0: the lock is free) ]]
+ARGV[2]  channel to publish on when the lock is freed or handed over
+ARGV[3]  longest TTL in ms a handed-over lock keeps until its new owner claims it
+ARGV[4]  "all": drop every hold of the owner (undoing an acquire whose reply was lost); else one
+Returns  -1 when the owner holds nothing; otherwise the holds left (0: freed or handed over) ]]
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return -1
 end
-local left = redis.call('hincrby', KEYS[1], ARGV[1], -1)
-if left > 0 then
-  return left
+if ARGV[4] ~= 'all' then
+  local left = redis.call('hincrby', KEYS[1], ARGV[1], -1)
+  if left > 0 then
+    return left
+  end
 end
 redis.call('del', KEYS[1])
+local now
+while true do
+  local head = redis.call('lpop', KEYS[2])
+  if not head then break end
+  if not now then
+    local time = redis.call('time')
+    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  local lapses, lease, token = string.match(redis.call('hget', KEYS[3], head) or '', '^(%d+)|(%d+)|(.*)$')
+  if lapses and tonumber(lapses) > now then
+    local reserve = math.min(tonumber(lease), tonumber(ARGV[3]))
+    redis.call('hset', KEYS[1], head, 1)
+    redis.call('pexpire', KEYS[1], reserve)
+    redis.call('hset', KEYS[3], head, 'g')
+    if redis.call('pttl', KEYS[3]) < reserve then
+      redis.call('pexpire', KEYS[3], reserve)
+    end
+    redis.call('publish', ARGV[2], '=' .. head .. '|' .. token)
+    return 0
+  end
+  redis.call('hdel', KEYS[3], head)
+end
 redis.call('publish', ARGV[2], '1')
 return 0

@@ -1,0 +1,88 @@
+import type { BenchResults } from './report.js';
+
+/** Hand-written SVG: no charting dependency. Two log-scale bar panels, one colour per library. */
+const COLORS: Record<string, string> = {
+  'floor (2 x EVALSHA)': '#9ca3af',
+  'latchkey Lock': '#2563eb',
+  'latchkey FairLock': '#059669',
+  redlock: '#dc2626',
+  'redis-semaphore': '#d97706',
+};
+
+interface Group {
+  label: string;
+  bars: { library: string; value: number }[];
+}
+
+const escape = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function label(value: number): string {
+  if (value >= 10_000) return `${Math.round(value / 1000)}k`;
+  if (value >= 1000) return `${(value / 1000).toFixed(1)}k`;
+  return value >= 10 ? String(Math.round(value)) : value.toFixed(1);
+}
+
+/** One panel: groups of bars on a log axis from the smallest to the largest decade. */
+function panel(title: string, unit: string, groups: Group[], x0: number, y0: number, width: number, height: number): string {
+  const values = groups.flatMap((group) => group.bars.map((bar) => bar.value)).filter((value) => value > 0 && Number.isFinite(value));
+  if (values.length === 0) return '';
+  const low = Math.floor(Math.log10(Math.min(...values)));
+  const high = Math.ceil(Math.log10(Math.max(...values)));
+  const plotTop = y0 + 30;
+  const plotHeight = height - 80;
+  const y = (value: number): number => plotTop + plotHeight * (1 - (Math.log10(value) - low) / Math.max(1, high - low));
+  const out: string[] = [`<text x="${x0}" y="${y0 + 14}" class="title">${escape(title)}</text>`];
+  for (let decade = low; decade <= high; decade++) {
+    const gy = y(10 ** decade);
+    out.push(`<line x1="${x0 + 50}" x2="${x0 + width}" y1="${gy}" y2="${gy}" class="grid"/>`);
+    out.push(`<text x="${x0 + 45}" y="${gy + 4}" class="axis" text-anchor="end">${label(10 ** decade)}</text>`);
+  }
+  out.push(`<text x="${x0}" y="${plotTop - 8}" class="axis">${escape(unit)}</text>`);
+  const groupWidth = (width - 60) / groups.length;
+  groups.forEach((group, g) => {
+    const gx = x0 + 60 + g * groupWidth;
+    const barWidth = Math.min(28, (groupWidth - 12) / Math.max(1, group.bars.length));
+    group.bars.forEach((bar, b) => {
+      if (!(bar.value > 0) || !Number.isFinite(bar.value)) return;
+      const bx = gx + 6 + b * barWidth;
+      const by = y(bar.value);
+      out.push(`<rect x="${bx.toFixed(1)}" y="${by.toFixed(1)}" width="${(barWidth - 2).toFixed(1)}" height="${(plotTop + plotHeight - by).toFixed(1)}" fill="${COLORS[bar.library] ?? '#6b7280'}"><title>${escape(`${bar.library}: ${label(bar.value)} ${unit}`)}</title></rect>`);
+      out.push(`<text x="${(bx + barWidth / 2 - 1).toFixed(1)}" y="${(by - 3).toFixed(1)}" class="value" text-anchor="middle">${label(bar.value)}</text>`);
+    });
+    out.push(`<text x="${(gx + groupWidth / 2).toFixed(1)}" y="${plotTop + plotHeight + 16}" class="axis" text-anchor="middle">${escape(group.label)}</text>`);
+  });
+  return out.join('\n');
+}
+
+/** The benchmark chart: throughput per scenario (top) and contended wait p99 (bottom). */
+export function chart(results: BenchResults): string {
+  const width = 960;
+  const throughput: Group[] = [
+    { label: '1: one client', bars: results.single.map((row) => ({ library: row.library, value: row.pairsPerSec })) },
+    { label: '2: concurrent keys', bars: results.concurrent.map((row) => ({ library: row.library, value: row.pairsPerSec })) },
+  ];
+  const waits: Group[] = [];
+  const configs = [...new Set(results.contention.map((row) => `${row.workers}|${row.holdMs}`))];
+  for (const config of configs) {
+    const rows = results.contention.filter((row) => `${row.workers}|${row.holdMs}` === config);
+    const name = `3: W=${rows[0]!.workers}, hold ${rows[0]!.holdMs} ms`;
+    throughput.push({ label: name, bars: rows.map((row) => ({ library: row.library, value: row.acquisitionsPerSec })) });
+    waits.push({ label: name, bars: rows.map((row) => ({ library: row.library, value: row.waitP99 })) });
+  }
+  const libraries = [...new Set([...results.single, ...results.contention].map((row) => row.library))];
+  const legend = libraries
+    .map((library, i) => `<rect x="${20 + i * 185}" y="652" width="12" height="12" fill="${COLORS[library] ?? '#6b7280'}"/><text x="${36 + i * 185}" y="662" class="axis">${escape(library)}</text>`)
+    .join('\n');
+  const { machine } = results;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="700" viewBox="0 0 ${width} 700" font-family="system-ui, sans-serif">`,
+    '<style>.title{font-size:15px;font-weight:600}.axis{font-size:11px;fill:#374151}.value{font-size:9px;fill:#111827}.grid{stroke:#e5e7eb}</style>',
+    `<rect width="${width}" height="700" fill="#ffffff"/>`,
+    panel('Throughput (higher is better, log scale)', 'pairs or acquisitions per second', throughput, 10, 10, width - 20, 320),
+    panel('Scenario 3: wait p99 under contention (lower is better, log scale)', 'ms', waits, 10, 330, width - 20, 310),
+    legend,
+    `<text x="${width - 10}" y="690" class="axis" text-anchor="end">${escape(`${results.date.slice(0, 10)} · ${machine.cpus} cores · Node ${machine.node} · Redis ${machine.redis}`)}</text>`,
+    '</svg>',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,132 @@
+/**
+ * `npm run bench`: latchkey next to redlock and redis-semaphore on one private redis-server.
+ * Prints a table, writes bench/results/<date>.json and .svg. `--quick` is a smoke run of a few
+ * seconds; `--out DIR` writes elsewhere (quick runs default to the system's temp directory).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { startRedisServer, type RedisProcess } from '../src/cli/redis-server.js';
+import { chart } from './chart.js';
+import { libraries } from './libraries.js';
+import { renderTable, type BenchResults } from './report.js';
+import { WorkerPool, type ContentionResult } from './scenarios/contention.js';
+import { multiServer } from './scenarios/multi.js';
+import { concurrentTasks, singleClient } from './scenarios/single.js';
+import { watchdogCost } from './scenarios/watchdog.js';
+
+const FULL = { throughput: { sliceMs: 500, rounds: 6 }, tasks: 64, workers: [8, 16], holds: [1, 5], windowMs: 5_000, graceMs: 5_000, held: 10_000, watchdogTimeout: 3_000, periods: 2, iterations: 1_000 };
+const QUICK = { throughput: { sliceMs: 60, rounds: 1 }, tasks: 8, workers: [2], holds: [1], windowMs: 300, graceMs: 1_000, held: 300, watchdogTimeout: 600, periods: 1, iterations: 20 };
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    /** e.g. `--scenarios 1,3`: run only these (for profiling; the report then has only these). */
+    scenarios: { type: 'string', default: '1,2,3,4,5' },
+    /** e.g. `--libraries "latchkey Lock,redlock"`. */
+    libraries: { type: 'string' },
+    /** e.g. `--workers 16 --holds 1`: narrow scenario 3. */
+    workers: { type: 'string' },
+    holds: { type: 'string' },
+  },
+});
+const base = values.quick ? QUICK : FULL;
+const numbers = (list: string | undefined, fallback: number[]): number[] => (list ? list.split(',').map(Number) : fallback);
+const config = { ...base, workers: numbers(values.workers, base.workers), holds: numbers(values.holds, base.holds) };
+const selected = new Set(numbers(values.scenarios, [1, 2, 3, 4, 5]));
+const outDir = values.out ?? (values.quick ? tmpdir() : fileURLToPath(new URL('./results/', import.meta.url)));
+const progress = (line: string): void => void process.stderr.write(`${line}\n`);
+
+function connect(server: RedisProcess): Redis {
+  const redis = new Redis({ port: server.port, host: server.host });
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const servers: RedisProcess[] = [await startRedisServer()];
+  const connections: Redis[] = [];
+  const open = (server: RedisProcess): Redis => {
+    const redis = connect(server);
+    connections.push(redis);
+    return redis;
+  };
+  let pool: WorkerPool | undefined;
+  try {
+    const redis = open(servers[0]!);
+    const info = await redis.info('server');
+    const wanted = values.libraries?.split(',');
+    const libs = libraries().filter((library) => !wanted || wanted.includes(library.name));
+    const missing: string[] = [];
+    progress(`redis-server ${/redis_version:(\S+)/.exec(info)?.[1] ?? '?'} on port ${servers[0]!.port}; libraries: ${libs.map((l) => l.name).join(', ')}`);
+
+    progress('[1/5] one client, acquire + release loop');
+    const single = selected.has(1) ? await singleClient(redis, libs, config.throughput, progress) : [];
+    progress(`[2/5] ${config.tasks} concurrent tasks on ${config.tasks} keys`);
+    const concurrent = selected.has(2) ? await concurrentTasks(redis, libs, config.tasks, config.throughput, progress) : [];
+
+    progress(`[3/5] contention: starting ${Math.max(...config.workers)} worker processes`);
+    pool = selected.has(3) ? await WorkerPool.start(Math.max(...config.workers)) : undefined;
+    const contention: ContentionResult[] = [];
+    const floor = pool ? await pool.notificationFloor(servers[0]!.port, values.quick ? 20 : 500) : undefined;
+    if (floor) progress(`  notification floor (PUBLISH to another process): p50 ${floor.p50.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`);
+    for (const workers of pool ? config.workers : []) {
+      for (const holdMs of config.holds) {
+        for (const library of libs) {
+          const result = await pool!.run(library.name, workers, holdMs, servers[0]!.port, config.windowMs, config.graceMs);
+          contention.push(result);
+          progress(
+            `  W=${workers} hold ${holdMs} ms ${library.name}: ${Math.round(result.acquisitionsPerSec)} acq/s, ` +
+              `util ${result.utilisation.toFixed(2)}, wait p99 ${result.waitP99.toFixed(1)} ms, max ${result.waitMax.toFixed(1)} ms, ` +
+              `Jain ${result.jain.toFixed(3)}, overlaps ${result.overlaps}`,
+          );
+        }
+      }
+    }
+    await pool?.stop();
+    pool = undefined;
+
+    progress(`[4/5] watchdog: ${config.held} held locks, watchdogTimeout ${config.watchdogTimeout} ms`);
+    const watchdog = !selected.has(4) ? [] : await watchdogCost(() => open(servers[0]!), redis, config.held, config.watchdogTimeout, config.periods, progress);
+
+    progress('[5/5] MultiLock over 3 and RedLock over 5 servers');
+    if (selected.has(5)) servers.push(...(await Promise.all(Array.from({ length: 4 }, () => startRedisServer()))));
+    const multi = selected.has(5) ? await multiServer([redis, ...servers.slice(1).map(open)], config.iterations) : [];
+    for (const row of multi) progress(`  ${row.library} (${row.servers} servers): p50 ${row.acquireP50.toFixed(2)} ms, p99 ${row.acquireP99.toFixed(2)} ms`);
+
+    const results: BenchResults = {
+      date: new Date().toISOString(),
+      quick: values.quick,
+      machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? '?', node: process.version, redis: /redis_version:(\S+)/.exec(info)?.[1] ?? '?' },
+      durationSec: 0,
+      single,
+      concurrent,
+      contention,
+      notificationFloor: floor,
+      watchdog,
+      multi,
+      missing,
+    };
+    results.durationSec = Math.round((Date.now() - started) / 100) / 10;
+    mkdirSync(outDir, { recursive: true });
+    const base = join(outDir, results.date.slice(0, 10) + (values.quick ? '-quick' : ''));
+    writeFileSync(`${base}.json`, `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(`${base}.svg`, chart(results));
+    process.stdout.write(`${renderTable(results)}\n`);
+    process.stdout.write(`results: ${base}.json\nchart: ${base}.svg\n`);
+  } finally {
+    await pool?.stop();
+    for (const connection of connections) connection.disconnect();
+    await Promise.all(servers.map((server) => server.stop(true)));
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,97 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { contentionStats, percentile, type ContentionStats, type Interval } from '../stats.js';
+import type { DoneMessage, ProbeMessage, RunMessage } from '../worker.js';
+
+/** One process to another through Redis pub/sub: the least any hand-over between processes costs. */
+export interface NotificationFloor {
+  samples: number;
+  p50: number;
+  p99: number;
+}
+
+export interface ContentionResult extends ContentionStats {
+  library: string;
+  workers: number;
+  holdMs: number;
+  /** Acquire calls the library gave up on (and the worker asked again). */
+  failures: number;
+  /** Waits still unanswered when the run was cut. */
+  unanswered: number;
+}
+
+const WORKER = fileURLToPath(new URL('../worker.ts', import.meta.url));
+
+/** Forked worker processes, started once and reused for every run of scenario 3. */
+export class WorkerPool {
+  private constructor(private readonly children: ChildProcess[]) {}
+
+  static async start(size: number): Promise<WorkerPool> {
+    const children = Array.from({ length: size }, () => fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    await Promise.all(children.map((child) => new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve());
+      child.once('exit', (code) => reject(new Error(`bench worker exited (${code}) before it was ready`)));
+    })));
+    return new WorkerPool(children);
+  }
+
+  /** Runs `workers` of the pool against one lock and gathers their intervals. */
+  async run(library: string, workers: number, holdMs: number, port: number, windowMs: number, graceMs: number): Promise<ContentionResult> {
+    const start = performance.timeOrigin + performance.now() + 200;
+    const end = start + windowMs;
+    const cutoff = end + graceMs;
+    const lockName = `bench:contended:${library}:${workers}:${holdMs}:${Math.round(start)}`;
+    const replies = this.children.slice(0, workers).map((child, worker) => {
+      const done = new Promise<DoneMessage>((resolve) => {
+        const onMessage = (message: DoneMessage): void => {
+          if (message.type !== 'done') return;
+          child.off('message', onMessage);
+          resolve(message);
+        };
+        child.on('message', onMessage);
+      });
+      const message: RunMessage = { type: 'run', worker, library, lockName, port, holdMs, start, end, cutoff };
+      child.send(message);
+      return done;
+    });
+    const results = await Promise.all(replies);
+    const intervals: Interval[] = results.flatMap((result) => result.intervals);
+    const pending = results.flatMap((result) => result.pending);
+    const stats = contentionStats(intervals, pending, workers, start, end);
+    const failures = results.reduce((sum, result) => sum + result.failures, 0);
+    return { library, workers, holdMs, ...stats, failures, unanswered: pending.length };
+  }
+
+  /** Measures PUBLISH → delivery in another process, between two pool workers, on the shared clock. */
+  async notificationFloor(port: number, count: number): Promise<NotificationFloor> {
+    const [publisher, listener] = this.children as [ChildProcess, ChildProcess];
+    const reply = <T>(child: ChildProcess, type: string): Promise<T> =>
+      new Promise((resolve) => {
+        const onMessage = (message: { type: string }): void => {
+          if (message.type !== type) return;
+          child.off('message', onMessage);
+          resolve(message as T);
+        };
+        child.on('message', onMessage);
+      });
+    const channel = `bench:probe:${Date.now()}`;
+    const start = performance.timeOrigin + performance.now() + 300;
+    const listening = reply(listener, 'listening');
+    const probed = reply<{ latencies: number[] }>(listener, 'probed');
+    listener.send({ type: 'probe', role: 'listen', port, channel, count, start } satisfies ProbeMessage);
+    await listening;
+    const published = reply(publisher, 'probed');
+    publisher.send({ type: 'probe', role: 'publish', port, channel, count, start } satisfies ProbeMessage);
+    const [{ latencies }] = await Promise.all([probed, published]);
+    return { samples: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.children.map((child) => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.send({ type: 'exit' });
+    })));
+  }
+}

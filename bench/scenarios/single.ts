@@ -1,0 +1,134 @@
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import type { BenchLibrary, BenchSession } from '../libraries.js';
+
+export interface ThroughputResult {
+  library: string;
+  pairsPerSec: number;
+  /** Scenario 1 only: this library's pairs/s over the floor's (1 = as fast as two bare EVALSHAs). */
+  ofFloor?: number;
+}
+
+const SET_IF_ABSENT = "return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')";
+const DELETE_IF_OWNER = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+
+/** The floor: a bare ioredis loop of two EVALSHA round trips (take, give back) and nothing else. */
+export async function floorLoop(redis: Redis, name: string, until: () => boolean): Promise<number> {
+  const take = (await redis.script('LOAD', SET_IF_ABSENT)) as string;
+  const give = (await redis.script('LOAD', DELETE_IF_OWNER)) as string;
+  let pairs = 0;
+  while (!until()) {
+    await redis.evalsha(take, 1, name, 'owner', 30_000);
+    await redis.evalsha(give, 1, name, 'owner');
+    pairs++;
+  }
+  return pairs;
+}
+
+/** Acquire + release on one lock name in a loop, one at a time. */
+export async function libraryLoop(session: BenchSession, name: string, until: () => boolean): Promise<number> {
+  const lock = session.lock(name);
+  let pairs = 0;
+  while (!until()) {
+    await lock.acquire();
+    await lock.release();
+    pairs++;
+  }
+  return pairs;
+}
+
+
+/** Runs `loop` for `ms` and returns pairs per second. */
+export async function timed(ms: number, loop: (until: () => boolean) => Promise<number>): Promise<number> {
+  const started = performance.now();
+  const end = started + ms;
+  const pairs = await loop(() => performance.now() >= end);
+  return (pairs * 1000) / (performance.now() - started);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** A contestant of a throughput scenario: one loop over its own open session. */
+interface Contestant {
+  readonly name: string;
+  readonly loop: (until: () => boolean) => Promise<number>;
+}
+
+/**
+ * Runs every contestant for `sliceMs`, `rounds` times in a rotating order, and keeps each one's
+ * median rate: load from other processes on a shared machine then hits every library alike
+ * instead of whichever happened to run at that moment. The first round only warms up.
+ */
+async function interleaved(contestants: readonly Contestant[], sliceMs: number, rounds: number): Promise<Map<string, number>> {
+  const rates = new Map<string, number[]>(contestants.map((contestant) => [contestant.name, []]));
+  for (let round = 0; round <= rounds; round++) {
+    for (let i = 0; i < contestants.length; i++) {
+      const contestant = contestants[(i + round) % contestants.length]!;
+      const rate = await timed(round === 0 ? Math.min(200, sliceMs) : sliceMs, contestant.loop);
+      if (round > 0) rates.get(contestant.name)!.push(rate);
+    }
+  }
+  return new Map([...rates].map(([name, values]) => [name, median(values)]));
+}
+
+async function openAll<T>(libs: readonly BenchLibrary[], redis: Redis, fn: (sessions: BenchSession[]) => Promise<T>): Promise<T> {
+  const sessions = libs.map((library) => library.open(redis));
+  try {
+    return await fn(sessions);
+  } finally {
+    await Promise.all(sessions.map((session) => session.close()));
+  }
+}
+
+export interface ThroughputOptions {
+  readonly sliceMs: number;
+  readonly rounds: number;
+}
+
+/** Scenario 1: one client, acquire + release in a loop, next to the floor. */
+export async function singleClient(redis: Redis, libs: readonly BenchLibrary[], options: ThroughputOptions, progress: (line: string) => void): Promise<ThroughputResult[]> {
+  const floorName = 'floor (2 x EVALSHA)';
+  return openAll(libs, redis, async (sessions) => {
+    const contestants: Contestant[] = [
+      { name: floorName, loop: (until) => floorLoop(redis, 'bench:floor', until) },
+      ...libs.map((library, i) => ({ name: library.name, loop: (until: () => boolean) => libraryLoop(sessions[i]!, `bench:single:${library.name}`, until) })),
+    ];
+    const rates = await interleaved(contestants, options.sliceMs, options.rounds);
+    const floor = rates.get(floorName)!;
+    return contestants.map(({ name }) => {
+      const pairsPerSec = rates.get(name)!;
+      progress(`  ${name}: ${Math.round(pairsPerSec)} pairs/s (${(pairsPerSec / floor).toFixed(2)} of floor)`);
+      return { library: name, pairsPerSec, ofFloor: pairsPerSec / floor };
+    });
+  });
+}
+
+/** Scenario 2: `tasks` concurrent tasks, each on its own lock name, one client. */
+export async function concurrentTasks(
+  redis: Redis,
+  libs: readonly BenchLibrary[],
+  tasks: number,
+  options: ThroughputOptions,
+  progress: (line: string) => void,
+): Promise<ThroughputResult[]> {
+  return openAll(libs, redis, async (sessions) => {
+    const contestants: Contestant[] = libs.map((library, l) => ({
+      name: library.name,
+      loop: async (until) => {
+        const names = Array.from({ length: tasks }, (_, i) => `bench:many:${library.name}:${i}`);
+        const counts = await Promise.all(names.map((name) => libraryLoop(sessions[l]!, name, until)));
+        return counts.reduce((a, b) => a + b, 0);
+      },
+    }));
+    const rates = await interleaved(contestants, options.sliceMs, options.rounds);
+    return contestants.map(({ name }) => {
+      const pairsPerSec = rates.get(name)!;
+      progress(`  ${name}: ${Math.round(pairsPerSec)} pairs/s`);
+      return { library: name, pairsPerSec };
+    });
+  });
+}

@@ -1,0 +1,107 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { Mutex } from 'redis-semaphore';
+import { LockClient } from '../../src/index.js';
+import { Redlock } from '../redlock.js';
+
+export interface WatchdogResult {
+  library: string;
+  locks: number;
+  /** How often this library renews one lock (ms). */
+  periodMs: number;
+  /** Commands the clients sent (round trips: EVAL/EVALSHA and any other top-level command) per period. */
+  commandsPerPeriod: number;
+  /** Commands the renewal scripts ran inside Redis per period (no round trip each). */
+  innerPerPeriod: number;
+  /** The target: at most locks / 50 commands sent per period. */
+  budget: number;
+}
+
+/** Calls since CONFIG RESETSTAT: script calls (round trips) and the commands run inside them. */
+async function calls(admin: Redis): Promise<{ sent: number; inner: number }> {
+  const info = await admin.info('commandstats');
+  let sent = 0;
+  let inner = 0;
+  for (const match of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) {
+    const command = match[1]!;
+    if (/^(info|config)/.test(command)) continue;
+    if (/^(eval|evalsha|fcall)/.test(command)) sent += Number(match[2]);
+    else inner += Number(match[2]); // renewals are scripts in every library measured here
+  }
+  return { sent, inner };
+}
+
+async function measure(admin: Redis, library: string, count: number, periodMs: number, periods: number): Promise<WatchdogResult> {
+  await admin.config('RESETSTAT');
+  await sleep(periodMs * periods);
+  const { sent, inner } = await calls(admin);
+  return { library, locks: count, periodMs, commandsPerPeriod: sent / periods, innerPerPeriod: inner / periods, budget: count / 50 };
+}
+
+async function inChunks<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += 500) await Promise.all(items.slice(i, i + 500).map(fn));
+}
+
+/** latchkey: `count` locks held by one client, renewed by its one watchdog every watchdogTimeout / 3. */
+async function latchkey(redis: Redis, admin: Redis, count: number, leaseMs: number, periods: number): Promise<WatchdogResult> {
+  const client = new LockClient(redis, { watchdogTimeout: leaseMs });
+  try {
+    const locks = Array.from({ length: count }, (_, i) => client.getLock(`bench:held:${i}`));
+    await inChunks(locks, (lock) => lock.lock());
+    await sleep(leaseMs / 6); // start counting between two renewal rounds
+    const result = await measure(admin, 'latchkey Lock', count, leaseMs / 3, periods);
+    await inChunks(locks, (lock) => lock.unlock());
+    return result;
+  } finally {
+    await client.shutdown();
+  }
+}
+
+/** redis-semaphore: `count` Mutexes with lockTimeout = lease, each refreshing itself (every 0.8 x lease). */
+async function redisSemaphore(redis: Redis, admin: Redis, count: number, leaseMs: number, periods: number): Promise<WatchdogResult> {
+  const mutexes = Array.from({ length: count }, (_, i) => new Mutex(redis, `bench:held-rs:${i}`, { lockTimeout: leaseMs }));
+  await inChunks(mutexes, (mutex) => mutex.acquire());
+  const result = await measure(admin, 'redis-semaphore', count, leaseMs * 0.8, periods);
+  await inChunks(mutexes, (mutex) => mutex.release());
+  return result;
+}
+
+/** redlock: `count` routines in `using` (auto-extended 500 ms before the lease runs out). */
+async function redlock(redis: Redis, admin: Redis, count: number, leaseMs: number, periods: number): Promise<WatchdogResult> {
+  const instance = new Redlock([redis]);
+  instance.on('error', () => undefined);
+  let finish: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  let entered = 0;
+  let allIn: () => void = () => undefined;
+  const inside = new Promise<void>((resolve) => (allIn = resolve));
+  const routines = Array.from({ length: count }, (_, i) =>
+    instance.using([`bench:held-rl:${i}`], leaseMs, async () => {
+      if (++entered === count) allIn();
+      await done;
+    }),
+  );
+  await inside;
+  const result = await measure(admin, 'redlock', count, leaseMs - 500, periods);
+  finish();
+  await Promise.allSettled(routines);
+  return result;
+}
+
+/** Scenario 4: Redis' own counters while `count` locks are held and nothing else happens. */
+export async function watchdogCost(
+  open: () => Redis,
+  admin: Redis,
+  count: number,
+  leaseMs: number,
+  periods: number,
+  progress: (line: string) => void,
+): Promise<WatchdogResult[]> {
+  const results: WatchdogResult[] = [];
+  for (const run of [latchkey, redisSemaphore, redlock]) {
+    const result = await run(open(), admin, count, leaseMs, periods);
+    results.push(result);
+    progress(`  ${result.library}: ${result.commandsPerPeriod.toFixed(1)} commands per ${Math.round(result.periodMs)} ms period (budget ${result.budget})`);
+  }
+  return results;
+}

@@ -1,0 +1,86 @@
+/** Small statistics helpers of the benchmark. */
+
+/** The p-th percentile (0..100) of `values` by nearest rank; NaN when empty. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export function max(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((a, b) => Math.max(a, b), -Infinity);
+}
+
+/** Jain's fairness index: 1 when every worker got the same share, 1/n when one got everything. */
+export function jain(shares: readonly number[]): number {
+  const sum = shares.reduce((a, b) => a + b, 0);
+  const squares = shares.reduce((a, b) => a + b * b, 0);
+  return squares === 0 ? Number.NaN : (sum * sum) / (shares.length * squares);
+}
+
+/** One critical section as its holder saw it, on the shared clock (epoch ms, sub-ms precision). */
+export interface Interval {
+  readonly worker: number;
+  /** When the worker asked for the lock. */
+  readonly want: number;
+  /** When the acquisition was confirmed to it. */
+  readonly got: number;
+  /** When it started to release. */
+  readonly released: number;
+}
+
+export interface ContentionStats {
+  acquisitions: number;
+  acquisitionsPerSec: number;
+  utilisation: number;
+  waitP50: number;
+  waitP99: number;
+  waitMax: number;
+  gapP50: number;
+  gapP99: number;
+  /** Share of acquisitions that went to the process that held the lock just before. */
+  selfHandoffs: number;
+  jain: number;
+  overlaps: number;
+}
+
+/**
+ * Contention statistics over the window [start, end]. Each interval [got, released] lies inside
+ * the true hold (confirmed after it began, released before it ended), so two that intersect are a
+ * real overlap. Waits still pending at the end count with what they had waited so far.
+ */
+export function contentionStats(intervals: readonly Interval[], pendingWaits: readonly number[], workers: number, start: number, end: number): ContentionStats {
+  const wall = end - start;
+  const inWindow = intervals.filter((interval) => interval.got >= start && interval.got < end).sort((a, b) => a.got - b.got);
+  let held = 0;
+  for (const interval of intervals) held += Math.max(0, Math.min(end, interval.released) - Math.max(start, interval.got));
+  const sorted = [...intervals].sort((a, b) => a.got - b.got);
+  let overlaps = 0;
+  for (let i = 1; i < sorted.length; i++) if (sorted[i]!.got < sorted[i - 1]!.released) overlaps++;
+  const gaps: number[] = [];
+  let self = 0;
+  for (let i = 1; i < inWindow.length; i++) {
+    const previous = inWindow[i - 1]!;
+    const current = inWindow[i]!;
+    if (previous.worker === current.worker) self++;
+    else gaps.push(current.got - previous.released);
+  }
+  const waits = intervals.filter((interval) => interval.want >= start && interval.want < end).map((interval) => interval.got - interval.want);
+  waits.push(...pendingWaits);
+  const shares = Array.from({ length: workers }, () => 0);
+  for (const interval of inWindow) shares[interval.worker]!++;
+  return {
+    acquisitions: inWindow.length,
+    acquisitionsPerSec: (inWindow.length * 1000) / wall,
+    utilisation: held / wall,
+    waitP50: percentile(waits, 50),
+    waitP99: percentile(waits, 99),
+    waitMax: max(waits),
+    gapP50: percentile(gaps, 50),
+    gapP99: percentile(gaps, 99),
+    selfHandoffs: inWindow.length > 1 ? self / (inWindow.length - 1) : 0,
+    jain: jain(shares),
+    overlaps,
+  };
+}

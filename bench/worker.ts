@@ -1,0 +1,127 @@
+/**
+ * One contending process of scenario 3, forked by the benchmark (`node --import tsx bench/worker.ts`).
+ * It waits for a `run` message, loops acquire → hold → release on one lock until the window ends,
+ * and answers with its intervals on the shared clock (performance.timeOrigin + performance.now()).
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { libraryByName } from './libraries.js';
+import type { Interval } from './stats.js';
+
+export interface RunMessage {
+  readonly type: 'run';
+  readonly worker: number;
+  readonly library: string;
+  readonly lockName: string;
+  readonly port: number;
+  readonly holdMs: number;
+  /** Shared-clock times: start asking at `start`, stop asking at `end`, give up waiting at `cutoff`. */
+  readonly start: number;
+  readonly end: number;
+  readonly cutoff: number;
+}
+
+export interface DoneMessage {
+  readonly type: 'done';
+  readonly worker: number;
+  readonly intervals: Interval[];
+  /** Waits still unanswered at the cutoff (ms waited so far). */
+  readonly pending: number[];
+  /** Acquire calls that failed (the library gave up) and were retried. */
+  readonly failures: number;
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
+
+/** The notification floor: how long a PUBLISH takes to reach another process (ms, shared clock). */
+export interface ProbeMessage {
+  readonly type: 'probe';
+  readonly role: 'publish' | 'listen';
+  readonly port: number;
+  readonly channel: string;
+  readonly count: number;
+  readonly start: number;
+}
+
+async function probe(message: ProbeMessage): Promise<number[]> {
+  const redis = new Redis({ port: message.port, host: '127.0.0.1' });
+  redis.on('error', () => undefined);
+  const latencies: number[] = [];
+  try {
+    if (message.role === 'listen') {
+      await redis.subscribe(message.channel);
+      process.send?.({ type: 'listening' });
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, message.start - now()) + message.count * 10 + 2_000);
+        redis.on('message', (_channel: string, sent: string) => {
+          latencies.push(now() - Number(sent));
+          if (latencies.length === message.count) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+    } else {
+      await sleep(Math.max(0, message.start - now()));
+      // Spaced like hand-overs of a short hold: the listener is parked in between, as a waiter is.
+      for (let i = 0; i < message.count; i++) {
+        await redis.publish(message.channel, String(now()));
+        await sleep(2);
+      }
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return latencies;
+}
+
+async function run(message: RunMessage): Promise<DoneMessage> {
+  const redis = new Redis({ port: message.port, host: '127.0.0.1' });
+  redis.on('error', () => undefined);
+  const session = libraryByName(message.library).open(redis);
+  const lock = session.lock(message.lockName);
+  const intervals: Interval[] = [];
+  const pending: number[] = [];
+  let failures = 0;
+  await sleep(Math.max(0, message.start - now()));
+  const ac = new AbortController();
+  const cut = sleep(Math.max(0, message.cutoff - now()), 'cut' as const, { signal: ac.signal }).catch(() => 'cut' as const);
+  while (now() < message.end) {
+    const want = now();
+    let acquired = false;
+    while (!acquired && now() < message.cutoff) {
+      // The application's retry: a library that gives up (redlock's retryCount, redis-semaphore's
+      // acquireTimeout) is asked again, so the wait measured is the whole time until the lock came.
+      const attempt = lock.acquire().then(() => true, () => false);
+      const outcome = await Promise.race([attempt, cut]);
+      if (outcome === 'cut') {
+        // Still waiting at the cutoff: release if it ever comes, and report the wait so far.
+        void attempt.then((got) => (got ? lock.release().catch(() => undefined) : undefined));
+        break;
+      }
+      if (outcome) acquired = true;
+      else failures++;
+    }
+    if (!acquired) {
+      pending.push(now() - want);
+      break;
+    }
+    const got = now();
+    await sleep(message.holdMs);
+    const released = now();
+    intervals.push({ worker: message.worker, want, got, released });
+    await lock.release().catch(() => failures++);
+  }
+  ac.abort();
+  await session.close();
+  redis.disconnect();
+  return { type: 'done', worker: message.worker, intervals, pending, failures };
+}
+
+process.on('message', (message: RunMessage | ProbeMessage | { type: 'exit' }) => {
+  if (message.type === 'exit') process.exit(0);
+  else if (message.type === 'probe') void probe(message).then((latencies) => process.send?.({ type: 'probed', latencies }));
+  else void run(message).then((done) => process.send?.(done));
+});
+process.send?.({ type: 'ready' });

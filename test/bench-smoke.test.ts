@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { BenchResults } from '../bench/report.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const out = mkdtempSync(join(tmpdir(), 'latchkey-bench-'));
+after(() => rmSync(out, { recursive: true, force: true }));
+
+function runBench(): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--out', out], { cwd: root, timeout: 90_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`bench failed: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr }),
+    );
+  });
+}
+
+// The benchmark itself, in its quick mode, so that it cannot rot. No timing is asserted: only that
+// every scenario ran for every library, wrote its files, and that no two holders ever overlapped.
+describe('npm run bench -- --quick', () => {
+  it('runs every scenario and library, writes JSON and SVG, and sees no overlapping holders', async () => {
+    const { stdout, stderr } = await runBench();
+    assert.match(stderr, /\[5\/5\]/, 'progress is reported while it runs');
+    const files = readdirSync(out);
+    const json = files.find((file) => file.endsWith('.json'));
+    assert.ok(json, `no JSON written: ${files.join(', ')}`);
+    assert.ok(files.some((file) => file.endsWith('.svg')), 'no SVG written');
+    assert.match(readFileSync(join(out, json.replace(/\.json$/, '.svg')), 'utf8'), /^<svg[^>]*>[\s\S]*<\/svg>\n$/);
+    const results = JSON.parse(readFileSync(join(out, json), 'utf8')) as BenchResults;
+
+    const libraries = ['latchkey Lock', 'latchkey FairLock', 'redlock', 'redis-semaphore'];
+    assert.deepEqual(results.single.map((row) => row.library), ['floor (2 x EVALSHA)', ...libraries]);
+    assert.deepEqual(results.concurrent.map((row) => row.library), libraries);
+    assert.deepEqual([...new Set(results.contention.map((row) => row.library))], libraries);
+    for (const row of [...results.single, ...results.concurrent]) assert.ok(row.pairsPerSec > 0, row.library);
+    for (const row of results.contention) {
+      assert.equal(row.overlaps, 0, `${row.library}: two holders overlapped`);
+      assert.ok(row.acquisitions > 0, `${row.library}: no acquisition`);
+    }
+    assert.deepEqual(results.watchdog.map((row) => row.library), ['latchkey Lock', 'redis-semaphore', 'redlock']);
+    assert.deepEqual(results.multi.map((row) => row.library), ['latchkey Lock', 'latchkey MultiLock', 'latchkey RedLock', 'redlock']);
+    assert.ok(results.notificationFloor && results.notificationFloor.samples > 0);
+    for (const heading of ['1. One client', '3. Worker processes', '4. Watchdog', '5. Acquire latency']) assert.ok(stdout.includes(heading), heading);
+  });
+});
