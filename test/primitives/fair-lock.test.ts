@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import type { Redis } from 'ioredis';
-import { fairLockLeave } from '../../src/scripts/index.js';
 import { until } from '../helpers/fixture-process.js';
 import { keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
@@ -13,8 +12,8 @@ before(async () => {
   redis = server.client();
 });
 
-const queueKey = (name: string): string => `latchkey:{${name}}:fair-queue`;
-const timeoutsKey = (name: string): string => `latchkey:{${name}}:fair-timeouts`;
+const queueKey = (name: string): string => `latchkey:{${name}}:lock-queue`;
+const waitersKey = (name: string): string => `latchkey:{${name}}:lock-waiters`;
 const queued = (name: string): Promise<number> => redis.llen(queueKey(name));
 const waitQueued = (name: string, length: number, timeoutMs?: number): Promise<void> =>
   until(async () => (await queued(name)) === length, timeoutMs);
@@ -40,7 +39,7 @@ describe('FairLock: request order', () => {
     await holder.unlock();
     await Promise.all(done);
     assert.deepEqual(granted, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    assert.equal(await redis.exists(queueKey('order'), timeoutsKey('order')), 0);
+    assert.equal(await redis.exists(queueKey('order'), waitersKey('order')), 0);
   });
 
   it('a one-shot tryLock neither queues nor jumps the queue', async () => {
@@ -103,26 +102,29 @@ describe('FairLock: leaving the queue', () => {
     await holder.unlock();
   });
 
-  it('the head leaving hands a free lock on at once, not after its place lapses', async () => {
-    // A head that holds a valid place but is not parked in this process (say it is between two
-    // attempts); its leave script must wake the next waiter.
-    const name = 'hand-on';
-    const next = server.lockClient({ fairWaiterTimeout: 60_000 }).getFairLock(name);
-    const [seconds] = await redis.time();
-    await redis.rpush(queueKey(name), 'ghost');
-    await redis.hset(timeoutsKey(name), 'ghost', Number(seconds) * 1000 + 60_000);
-    await redis.pexpire(queueKey(name), 60_000);
-    await redis.pexpire(timeoutsKey(name), 60_000);
-    const waiting = next.lock();
-    await waitQueued(name, 2);
-    await sleep(50);
-    const started = Date.now();
-    // Without the hand-on this waiter would next retry in fairWaiterTimeout / 3 = 20 s.
-    const left = await redis.eval(fairLockLeave.source, 3, `latchkey:{${name}}:lock`, queueKey(name), timeoutsKey(name), 'ghost', `latchkey:{${name}}:released`);
-    assert.equal(left, 1);
-    await waiting;
-    assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
-    await next.unlock();
+  it('getLock() and getFairLock() waiters of one name are served in one order', async () => {
+    const holder = server.lockClient().getFairLock('one-order');
+    await holder.lock();
+    const granted: string[] = [];
+    const handles = [
+      ['plain-1', server.lockClient().getLock('one-order')],
+      ['fair-1', server.lockClient().getFairLock('one-order')],
+      ['plain-2', server.lockClient().getLock('one-order')],
+      ['fair-2', server.lockClient().getFairLock('one-order')],
+    ] as const;
+    const done: Promise<void>[] = [];
+    for (const [i, [label, lock]] of handles.entries()) {
+      done.push(
+        lock.lock().then(async () => {
+          granted.push(label);
+          await lock.unlock();
+        }),
+      );
+      await waitQueued('one-order', i + 1);
+    }
+    await holder.unlock();
+    await Promise.all(done);
+    assert.deepEqual(granted, ['plain-1', 'fair-1', 'plain-2', 'fair-2']);
   });
 });
 
