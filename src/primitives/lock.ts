@@ -94,14 +94,23 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
       return { acquired: false, retryIn: enqueue ? Math.min(Number(ttl), refreshEvery) : Number(ttl) };
     },
     async wait<T>(options: AcquireLoopOptions<T>): Promise<T | undefined> {
-      const call: WaitCall = { enqueue: options.waitTime !== 0, token: randomId(6), queued: undefined, handedOver: false };
+      if (options.waitTime === 0) return acquireLoop(options);
+      // Uncontended first: one attempt that neither queues nor pays for a wait context.
+      options.signal?.throwIfAborted();
+      const started = Date.now();
+      const first = await options.attempt(options.waitTime === undefined ? undefined : started + options.waitTime);
+      if (first.acquired) return first.value;
+      const waitTime = options.waitTime === undefined ? undefined : options.waitTime - (Date.now() - started);
+      if (waitTime !== undefined && waitTime <= 0) return undefined;
+
+      const call: WaitCall = { enqueue: true, token: randomId(6), queued: undefined, handedOver: false };
       const waiterId = (): string | undefined => (call.queued === undefined ? undefined : `${call.queued}|${call.token}`);
       const onAddressed = (): void => {
         call.handedOver = true;
       };
       let value: T | undefined;
       try {
-        value = await calls.run(call, () => acquireLoop({ ...options, waiterId, onAddressed }));
+        value = await calls.run(call, () => acquireLoop({ ...options, waitTime, waiterId, onAddressed }));
       } catch (error) {
         // Aborted or failed: give the place (or a hand-over not yet claimed) up now.
         if (call.queued !== undefined) await leave(call.queued);

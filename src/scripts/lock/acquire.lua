@@ -16,6 +16,12 @@ Returns  nil when acquired (or re-entered, or claimed); otherwise ms worth waiti
          again: the holder's remaining TTL, or when the lock is free, until the head's place lapses;
          with "c", -3 when this owner does not hold the lock ]]
 local owner = ARGV[1]
+-- Fast path: no lock and no waiter (nor a stale hand-over mark) at all.
+if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
+  redis.call('hset', KEYS[1], owner, 1)
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return nil
+end
 local function clock()
   local time = redis.call('time')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
