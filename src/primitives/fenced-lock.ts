@@ -5,7 +5,7 @@ import { LockNotHeldError } from '../errors.js';
 import { primitiveKeys } from '../keys.js';
 import type { Lock } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
-import { fencedLockAcquire, fencedLockToken } from '../scripts/index.js';
+import { fencedLockIssue, fencedLockToken } from '../scripts/index.js';
 import { checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
 import { reentrantBackend } from './lock.js';
 
@@ -24,15 +24,23 @@ export interface FencedLock extends Lock {
   getToken(): Promise<bigint>;
 }
 
-/** Fencing on the re-entrant lock: the same hash (so it excludes `getLock()` of the same name) plus a counter. */
+/**
+ * Fencing on the re-entrant lock: the same hash and waiter queue (so it excludes, and queues in one
+ * order with, `getLock()` of the same name), plus a counter. The lock is taken as usual (queue,
+ * hand-over); the token is then issued to the holder while it holds the lock.
+ */
 function fencedBackend(ctx: ClientContext, name: string): LockBackend {
   const base = reentrantBackend(ctx, name);
   const counter = primitiveKeys(ctx.options.keyPrefix, name).key('fence');
   return {
     ...base,
     async attempt(owner, leaseMs, deadline) {
-      const [acquired, value] = (await ctx.run(fencedLockAcquire, [base.key, counter], [owner, leaseMs], deadline)) as [number, string | number];
-      return Number(acquired) === 1 ? { acquired: true, value: BigInt(value) } : { acquired: false, retryIn: Number(value) };
+      const taken = await base.attempt(owner, leaseMs, deadline);
+      if (!taken.acquired) return taken;
+      const token = await ctx.run(fencedLockIssue, [base.key, counter], [owner], deadline);
+      // Lost in between (a lease shorter than a round trip, an expired hand-over): not acquired.
+      if (token === null) return { acquired: false, retryIn: 1 };
+      return { acquired: true, value: BigInt(token as string) };
     },
   };
 }

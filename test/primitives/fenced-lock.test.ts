@@ -4,7 +4,7 @@ import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { LockNotHeldError } from '../../src/index.js';
-import { startFixture, startTs } from '../helpers/fixture-process.js';
+import { startFixture, startTs, until } from '../helpers/fixture-process.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
@@ -102,6 +102,43 @@ describe('FencedLock: tokens', () => {
     assert.equal(await fenced.lockAndGetToken(), 1n);
     assert.equal(await plain.tryLock(), false);
     await fenced.unlock();
+  });
+
+  it('waits in the lock queue: fenced and plain waiters are served in the order they asked', async () => {
+    const holder = server.lockClient().getFencedLock('queued');
+    const first = await holder.lockAndGetToken();
+    const granted: string[] = [];
+    const tokens: bigint[] = [];
+    const fencedA = server.lockClient().getFencedLock('queued');
+    const plain = server.lockClient().getLock('queued');
+    const fencedB = server.lockClient().getFencedLock('queued');
+    const waits = [
+      fencedA.lockAndGetToken().then(async (token) => {
+        granted.push('fenced-a');
+        tokens.push(token);
+        await fencedA.unlock();
+      }),
+    ];
+    await until(async () => (await redis.llen('latchkey:{queued}:lock-queue')) === 1);
+    waits.push(
+      plain.lock().then(async () => {
+        granted.push('plain');
+        await plain.unlock();
+      }),
+    );
+    await until(async () => (await redis.llen('latchkey:{queued}:lock-queue')) === 2);
+    waits.push(
+      fencedB.lockAndGetToken().then(async (token) => {
+        granted.push('fenced-b');
+        tokens.push(token);
+        await fencedB.unlock();
+      }),
+    );
+    await until(async () => (await redis.llen('latchkey:{queued}:lock-queue')) === 3);
+    await holder.unlock();
+    await Promise.all(waits);
+    assert.deepEqual(granted, ['fenced-a', 'plain', 'fenced-b']);
+    assert.deepEqual(tokens, [first + 1n, first + 2n]);
   });
 
   it('refuses bad input before reaching Redis', async () => {
