@@ -38,14 +38,17 @@ export class Subscriptions {
       throw error;
     }
     let removed = false;
-    return async () => {
-      if (removed) return;
+    return () => {
+      if (removed) return Promise.resolve();
       removed = true;
       listeners.delete(listener);
       if (listeners.size === 0 && this.#listeners.get(channel) === listeners) {
         this.#listeners.delete(channel);
-        await this.unsubscribeChannel(channel).catch(() => undefined);
+        // Not awaited: a caller leaving a wait must not hang on a frozen server. A later SUBSCRIBE
+        // of the same channel goes out after this UNSUBSCRIBE on the same connection, so order holds.
+        this.unsubscribeChannel(channel).catch(() => undefined);
       }
+      return Promise.resolve();
     };
   }
 

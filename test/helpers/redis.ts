@@ -64,3 +64,12 @@ export async function totalCalls(redis: Redis): Promise<number> {
   for (const match of info.matchAll(/cmdstat_(\w+):calls=(\d+)/g)) if (match[1] !== 'info') total += Number(match[2]);
   return total;
 }
+
+/** Polls `check` until it returns true, failing after `ms` (for state that settles asynchronously). */
+export async function eventually(check: () => Promise<boolean> | boolean, ms = 2_000, what = 'condition'): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`${what} did not hold within ${ms} ms`);
+    await sleep(10);
+  }
+}

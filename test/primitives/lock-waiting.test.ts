@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
-import { commandCalls, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
 before(async () => {
@@ -76,7 +76,7 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     assert.equal(await locks.getLock('give-up').tryLock({ waitTime: 300 }), false);
     const waited = Date.now() - started;
     assert.ok(waited >= 280 && waited < 2_000, `gave up after ${waited} ms`);
-    assert.equal(await subscribers('latchkey:{give-up}:released'), 0);
+    await eventually(async () => (await subscribers('latchkey:{give-up}:released')) === 0, 2_000, 'unsubscribed');
     assert.equal(locks.context.waiters.channelCount, 0);
     await holder.unlock();
   });
@@ -92,7 +92,7 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     const reason = new Error('user gave up');
     controller.abort(reason);
     await assert.rejects(waiting, (error) => error === reason);
-    assert.equal(await subscribers('latchkey:{abort}:released'), 0);
+    await eventually(async () => (await subscribers('latchkey:{abort}:released')) === 0, 2_000, 'unsubscribed');
     assert.equal(locks.context.waiters.channelCount, 0);
     assert.equal(locks.context.holds.size, 0);
     // The release after the abort reaches nobody and the holder still owns the lock until then.
