@@ -1,4 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { contentionStats, percentile, type ContentionStats, type Interval } from '../stats.js';
@@ -59,6 +61,8 @@ export class WorkerPool {
     const intervals: Interval[] = results.flatMap((result) => result.intervals);
     const pending = results.flatMap((result) => result.pending);
     const stats = contentionStats(intervals, pending, workers, start, end);
+    // For profiling a run: BENCH_DUMP=dir writes every interval of every run there.
+    if (process.env.BENCH_DUMP) writeFileSync(join(process.env.BENCH_DUMP, `${lockName.replace(/[^\w.-]+/g, '_')}.json`), JSON.stringify(intervals));
     const failures = results.reduce((sum, result) => sum + result.failures, 0);
     return { library, workers, holdMs, ...stats, failures, unanswered: pending.length };
   }

@@ -47,12 +47,14 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
   const started = Date.now();
   publish('wait', () => ({ name: options.name, phase: 'start' }));
   const waiter = await options.waiters.join(options.channel, options.waiterId?.());
+  let acquired = false;
   try {
     for (;;) {
       signal?.throwIfAborted();
       waiter.beforeAttempt();
       const next = await attempt(deadline);
       if (next.acquired) {
+        acquired = true;
         publish('wait', () => ({ name: options.name, phase: 'end', acquired: true, waited: Date.now() - started }));
         return next.value;
       }
@@ -68,6 +70,9 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
       if (waiter.takeAddressed()) options.onAddressed?.();
     }
   } finally {
-    await waiter.leave();
+    // Acquired: the lock is the caller's now; unsubscribing (a round trip) need not delay it.
+    // Otherwise wait for it, so that nothing of this wait is left when the call settles.
+    if (acquired) void waiter.leave().catch(() => undefined);
+    else await waiter.leave();
   }
 }

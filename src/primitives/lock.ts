@@ -42,6 +42,8 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
   const key = keys.key('lock');
   const channel = keys.channel;
   const queueKeys = [key, keys.key('lock-queue'), keys.key('lock-waiters')];
+  /** Where hand-overs to this client's waiters arrive: the channel plus ":" and the client id. */
+  const directChannel = `${channel}:${ctx.clientId}`;
   const { run } = ctx;
   const { fairWaiterTimeout } = ctx.options;
   const refreshEvery = Math.max(1, Math.floor(fairWaiterTimeout / 3));
@@ -103,6 +105,9 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
       const waitTime = options.waitTime === undefined ? undefined : options.waitTime - (Date.now() - started);
       if (waitTime !== undefined && waitTime <= 0) return undefined;
 
+      // Hand-overs are published on this client's own channel of the lock, so that they wake this
+      // process only, not every process with a waiter (those listen on the shared channel).
+      const stopDirect = await ctx.connection.subscribe(directChannel, (message) => ctx.waiters.deliver(channel, message));
       const call: WaitCall = { enqueue: true, token: randomId(6), queued: undefined, handedOver: false };
       const waiterId = (): string | undefined => (call.queued === undefined ? undefined : `${call.queued}|${call.token}`);
       const onAddressed = (): void => {
@@ -114,9 +119,15 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
       } catch (error) {
         // Aborted or failed: give the place (or a hand-over not yet claimed) up now.
         if (call.queued !== undefined) await leave(call.queued);
+        await stopDirect().catch(() => undefined);
         throw error;
       }
-      if (value === undefined && call.queued !== undefined) await leave(call.queued);
+      if (value === undefined) {
+        if (call.queued !== undefined) await leave(call.queued);
+        await stopDirect().catch(() => undefined);
+      } else {
+        void stopDirect().catch(() => undefined); // acquired: unsubscribing need not delay it
+      }
       return value;
     },
     async release(owner) {

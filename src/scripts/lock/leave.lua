@@ -37,7 +37,8 @@ while true do
     if redis.call('pttl', KEYS[3]) < reserve then
       redis.call('pexpire', KEYS[3], reserve)
     end
-    redis.call('publish', ARGV[2], '=' .. head .. '|' .. token)
+    -- On the new owner's client channel ("<channel>:<client id>"): only its process wakes.
+    redis.call('publish', ARGV[2] .. ':' .. (string.match(head, '^([^:]*):') or head), '=' .. head .. '|' .. token)
     return 1
   end
   redis.call('hdel', KEYS[3], head)

@@ -1,7 +1,7 @@
 --[[ lock/release: give back one hold (or all of them); the last hold hands the lock over.
 Hand-over: the first live waiter in the queue gets the lock at once (hold count 1, TTL its lease but
-at most the reservation, until it claims it) and is told on the channel by "=<owner>|<token>", which
-is its acquisition: no further round trip, and no other process can take the lock in between.
+at most the reservation, until it claims it) and is told by "=<owner>|<token>" on its own client's
+channel ("<channel>:<client id>", so only that process wakes), which is its acquisition: no further round trip, and no other process can take the lock in between.
 With nobody queued the lock is deleted and "1" wakes one waiter per process (waiters of lock kinds
 that share this hash but not the queue).
 KEYS[1]  lock hash
@@ -39,7 +39,8 @@ while true do
     if redis.call('pttl', KEYS[3]) < reserve then
       redis.call('pexpire', KEYS[3], reserve)
     end
-    redis.call('publish', ARGV[2], '=' .. head .. '|' .. token)
+    -- On the new owner's client channel ("<channel>:<client id>"): only its process wakes.
+    redis.call('publish', ARGV[2] .. ':' .. (string.match(head, '^([^:]*):') or head), '=' .. head .. '|' .. token)
     return 0
   end
   redis.call('hdel', KEYS[3], head)

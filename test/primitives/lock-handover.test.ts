@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { lockAcquire } from '../../src/scripts/index.js';
+import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
+import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+
+/** Resolves once `lock` is taken, recording the order of acquisitions in `order`. */
+function take(lock: { lock(): Promise<void> }, label: string, order: string[]): Promise<void> {
+  return lock.lock().then(() => void order.push(label));
+}
+
+describe('Lock: hand-over to waiters, no barging', () => {
+  it('a process that releases and asks again queues behind the one already waiting', async () => {
+    const order: string[] = [];
+    const a = server.lockClient().getLock('barge');
+    const b = server.lockClient().getLock('barge');
+    await a.lock();
+    const bWaits = take(b, 'b', order);
+    await sleep(50); // b is queued
+    await a.unlock();
+    const aAgain = take(a, 'a', order); // asks again at once: its request needs no wake-up, b's does
+    await bWaits;
+    assert.equal(await a.isHeldByCurrentOwner(), false);
+    await b.unlock();
+    await aAgain;
+    assert.deepEqual(order, ['b', 'a']);
+    await a.unlock();
+  });
+
+  it('a one-shot tryLock() does not take a lock that was handed to a waiter', async () => {
+    const holder = server.lockClient().getLock('no-barge-try');
+    const waiter = server.lockClient().getLock('no-barge-try');
+    const bystander = server.lockClient().getLock('no-barge-try');
+    await holder.lock();
+    const waiting = waiter.lock();
+    await sleep(50);
+    await holder.unlock();
+    assert.equal(await bystander.tryLock(), false);
+    await waiting;
+    assert.equal(await waiter.getHoldCount(), 1);
+    await waiter.unlock();
+    assert.equal(await bystander.tryLock(), true);
+    await bystander.unlock();
+  });
+
+  it('serves waiters of several processes in the order they asked', async () => {
+    const order: string[] = [];
+    const holder = server.lockClient().getLock('order');
+    await holder.lock();
+    const waits: Promise<void>[] = [];
+    const handles = ['w1', 'w2', 'w3', 'w4'].map((label) => ({ label, lock: server.lockClient().getLock('order') }));
+    for (const { label, lock } of handles) {
+      waits.push(take(lock, label, order).then(() => sleep(5)).then(() => lock.unlock()));
+      await sleep(30);
+    }
+    await holder.unlock();
+    await Promise.all(waits);
+    assert.deepEqual(order, ['w1', 'w2', 'w3', 'w4']);
+  });
+
+  it('a waiter that gives up passes a hand-over on and leaves no place behind', async () => {
+    const holder = server.lockClient().getLock('give-up-handover');
+    const quitter = server.lockClient().getLock('give-up-handover');
+    const next = server.lockClient().getLock('give-up-handover');
+    await holder.lock();
+    const controller = new AbortController();
+    const quitting = quitter.lock({ signal: controller.signal }).catch((error: unknown) => error);
+    await sleep(30);
+    const nextWaits = next.lock();
+    await sleep(30);
+    controller.abort(new Error('gave up'));
+    assert.equal(((await quitting) as Error).message, 'gave up');
+    await holder.unlock();
+    await nextWaits;
+    await next.unlock();
+    const redis = server.client();
+    assert.deepEqual(await redis.keys('latchkey:{give-up-handover}:*'), []);
+  });
+
+  it('skips a waiter whose place lapsed, and a hand-over never claimed expires by itself', async () => {
+    const locks = server.lockClient({ fairWaiterTimeout: 600 });
+    const holder = locks.getLock('dead-waiter');
+    const waiter = server.lockClient({ fairWaiterTimeout: 600 }).getLock('dead-waiter');
+    const redis = server.client();
+    const keys = ['latchkey:{dead-waiter}:lock', 'latchkey:{dead-waiter}:lock-queue', 'latchkey:{dead-waiter}:lock-waiters'];
+    await holder.lock();
+    // A waiter that queued and then died (it never refreshes its place, never reads the message).
+    await redis.eval(lockAcquire.source, 3, ...keys, 'ghost:1', 300, 600, '1', 'token');
+    const waiting = waiter.lock();
+    await sleep(50);
+    await holder.unlock(); // handed to the ghost: reserved for at most its lease (300 ms)
+    const started = Date.now();
+    await waiting;
+    const waited = Date.now() - started;
+    assert.ok(waited >= 150 && waited < 3_000, `the live waiter got the lock after ${waited} ms`);
+    await waiter.unlock();
+    await assertNoKeyWithoutTtl(redis);
+  });
+});
