@@ -46,8 +46,10 @@ export class Waiters {
   #leave(channel: string, entry: ChannelWaiters): Promise<void> {
     if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return Promise.resolve();
     this.#channels.delete(channel);
+    // The UNSUBSCRIBE goes out after the current I/O turn: a waiter that just acquired lets its
+    // caller start the critical section first.
     return entry.ready.then(
-      () => entry.unsubscribe?.(),
+      () => new Promise<void>((resolve) => setImmediate(() => resolve(entry.unsubscribe?.()))),
       () => undefined,
     );
   }

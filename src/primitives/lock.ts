@@ -126,7 +126,8 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
         if (call.queued !== undefined) await leave(call.queued);
         await stopDirect().catch(() => undefined);
       } else {
-        void stopDirect().catch(() => undefined); // acquired: unsubscribing need not delay it
+        // Acquired: unsubscribing need not delay it; it goes out after the caller's next step.
+        setImmediate(() => void stopDirect().catch(() => undefined));
       }
       return value;
     },
