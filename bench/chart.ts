@@ -37,7 +37,7 @@ function panel(title: string, unit: string, groups: Group[], x0: number, y0: num
     out.push(`<line x1="${x0 + 50}" x2="${x0 + width}" y1="${gy}" y2="${gy}" class="grid"/>`);
     out.push(`<text x="${x0 + 45}" y="${gy + 4}" class="axis" text-anchor="end">${label(10 ** decade)}</text>`);
   }
-  out.push(`<text x="${x0}" y="${plotTop - 8}" class="axis">${escape(unit)}</text>`);
+  out.push(`<text x="${x0 + width}" y="${y0 + 14}" class="axis" text-anchor="end">${escape(unit)}</text>`);
   const groupWidth = (width - 60) / groups.length;
   groups.forEach((group, g) => {
     const gx = x0 + 60 + g * groupWidth;
@@ -78,7 +78,7 @@ export function chart(results: BenchResults): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="700" viewBox="0 0 ${width} 700" font-family="system-ui, sans-serif">`,
     '<style>.title{font-size:15px;font-weight:600}.axis{font-size:11px;fill:#374151}.value{font-size:9px;fill:#111827}.grid{stroke:#e5e7eb}</style>',
     `<rect width="${width}" height="700" fill="#ffffff"/>`,
-    panel('Throughput (higher is better, log scale)', 'pairs or acquisitions per second', throughput, 10, 10, width - 20, 320),
+    panel('Throughput (higher is better, log scale)', 'acquire + release pairs per second', throughput, 10, 10, width - 20, 320),
     panel('Scenario 3: wait p99 under contention (lower is better, log scale)', 'ms', waits, 10, 330, width - 20, 310),
     legend,
     `<text x="${width - 10}" y="690" class="axis" text-anchor="end">${escape(`${results.date.slice(0, 10)} · ${machine.cpus} cores · Node ${machine.node} · Redis ${machine.redis}`)}</text>`,

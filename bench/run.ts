@@ -3,7 +3,7 @@
  * Prints a table, writes bench/results/<date>.json and .svg. `--quick` is a smoke run of a few
  * seconds; `--out DIR` writes elsewhere (quick runs default to the system's temp directory).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,8 @@ const { values } = parseArgs({
     /** e.g. `--workers 16 --holds 1`: narrow scenario 3. */
     workers: { type: 'string' },
     holds: { type: 'string' },
+    /** `--render FILE.json`: print the table and rewrite the SVG of an earlier run, measure nothing. */
+    render: { type: 'string' },
   },
 });
 const base = values.quick ? QUICK : FULL;
@@ -126,7 +128,13 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
+function render(file: string): void {
+  const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+  writeFileSync(file.replace(/\.json$/, '.svg'), chart(results));
+  process.stdout.write(`${renderTable(results)}\n`);
+}
+
+(values.render ? Promise.resolve(render(values.render)) : main()).catch((error: unknown) => {
   process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
 });
