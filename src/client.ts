@@ -18,7 +18,7 @@ import { createSpinLock, resolveBackoff, type SpinBackoff } from './primitives/s
 import { createPermitExpirableSemaphore, type PermitExpirableSemaphore } from './primitives/permit-expirable-semaphore.js';
 import { createSemaphore, type Semaphore } from './primitives/semaphore.js';
 import { toConnection, type RedisClientLike } from './redis/to-connection.js';
-import { createScriptRunner } from './redis/script-runner.js';
+import { createScriptRunner, withBoundedSubscribe } from './redis/script-runner.js';
 import { checkDuration, checkFunction, checkName, checkOptionalDuration, checkOptions } from './validate.js';
 
 /** Events of a {@link LockClient}. */
@@ -56,7 +56,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   constructor(redis: RedisClientLike, options?: LockClientOptions) {
     super();
     this.options = resolveOptions(options);
-    const connection = toConnection(redis);
+    const connection = withBoundedSubscribe(toConnection(redis), this.options.commandTimeout);
     const run = createScriptRunner(connection, this.options.commandTimeout);
     const watchdog = new Watchdog({
       watchdogTimeout: this.options.watchdogTimeout,

@@ -13,7 +13,7 @@ async function refused(call: () => unknown, type: typeof TypeError | typeof Rang
   const admin = server.client();
   await admin.config('RESETSTAT');
   await assert.rejects(
-    async () => call(),
+    () => Promise.resolve().then(call),
     (error: unknown) => {
       assert.ok(error instanceof type, `expected ${type.name}, got ${String(error)}`);
       assert.match(error.message, new RegExp(`\`${argument}\``));

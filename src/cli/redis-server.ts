@@ -52,9 +52,18 @@ export function freePort(): Promise<number> {
 }
 
 const running = new Set<ChildProcess>();
-process.once('exit', () => {
+const killAll = (): void => {
   for (const child of running) child.kill('SIGKILL');
-});
+};
+process.once('exit', killAll);
+// A runner that times a test file out, or a terminal that closes, ends this process by signal:
+// take the servers along (the 'exit' event does not fire then), then die of the same signal.
+for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.kill(process.pid, signal);
+  });
+}
 
 /**
  * Starts a redis-server with no persistence. `extraArgs` are passed as command-line config;

@@ -1,4 +1,5 @@
 import { publish } from '../diagnostics.js';
+import { beforeDeadline } from './deadline.js';
 import type { Waiters } from './waiters.js';
 
 /** The outcome of one acquisition attempt. */
@@ -46,7 +47,10 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
 
   const started = Date.now();
   publish('wait', () => ({ name: options.name, phase: 'start' }));
-  const waiter = await options.waiters.join(options.channel, options.waiterId?.());
+  // Subscribing is a round trip too: on a frozen server it must not outlast the caller's wait.
+  const joining = options.waiters.join(options.channel, options.waiterId?.());
+  const waiter = await beforeDeadline(joining, deadline, (late) => void late.leave().catch(() => undefined));
+  if (!waiter) return undefined;
   let acquired = false;
   try {
     for (;;) {

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClientContext } from '../context.js';
 import { acquireLoop, type AcquireLoopOptions } from '../engine/acquire-loop.js';
+import { beforeDeadline } from '../engine/deadline.js';
 import type { LockBackend, LockStatus } from '../engine/lock-handle.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import { LockLostError } from '../errors.js';
@@ -107,7 +108,10 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
 
       // Hand-overs are published on this client's own channel of the lock, so that they wake this
       // process only, not every process with a waiter (those listen on the shared channel).
-      const stopDirect = await ctx.connection.subscribe(directChannel, (message) => ctx.waiters.deliver(channel, message));
+      const subscribing = ctx.connection.subscribe(directChannel, (message) => ctx.waiters.deliver(channel, message));
+      const deadline = waitTime === undefined ? undefined : Date.now() + waitTime;
+      const stopDirect = await beforeDeadline(subscribing, deadline, (late) => void late().catch(() => undefined));
+      if (!stopDirect) return undefined;
       const call: WaitCall = { enqueue: true, token: randomId(6), queued: undefined, handedOver: false };
       const waiterId = (): string | undefined => (call.queued === undefined ? undefined : `${call.queued}|${call.token}`);
       const onAddressed = (): void => {

@@ -9,8 +9,7 @@ export type ScriptRunner = (
   deadline?: number,
 ) => Promise<ScriptReply>;
 
-/** A call cut by a caller's deadline still gets this long: the last attempt of a wait must be able to run. */
-const MIN_CALL_MS = 50;
+import { MIN_CALL_MS } from '../engine/deadline.js';
 
 export function createScriptRunner(connection: RedisConnection, commandTimeout: number): ScriptRunner {
   return (script, keys, args, deadline) => {
@@ -36,4 +35,25 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () =>
       },
     );
   });
+}
+
+/**
+ * The connection with every subscribe bounded by `commandTimeout`: a frozen server fails it with
+ * RedisUnavailableError instead of hanging, and a subscription confirmed too late is dropped.
+ */
+export function withBoundedSubscribe(connection: RedisConnection, commandTimeout: number): RedisConnection {
+  return {
+    evalScript: (script, keys, args) => connection.evalScript(script, keys, args),
+    batchGroup: (key) => connection.batchGroup(key),
+    close: () => connection.close(),
+    subscribe(channel, listener) {
+      let timedOut = false;
+      const subscribing = connection.subscribe(channel, listener);
+      subscribing.then((unsubscribe) => (timedOut ? unsubscribe() : undefined)).catch(() => undefined);
+      return withTimeout(subscribing, commandTimeout, () => {
+        timedOut = true;
+        return new RedisUnavailableError(`Redis did not confirm the subscription to ${channel} within ${commandTimeout} ms`);
+      });
+    },
+  };
 }

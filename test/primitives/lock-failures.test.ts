@@ -81,6 +81,26 @@ describe('Redis unreachable', () => {
     assert.equal(await lock.isLocked(), false);
   });
 
+  it('a server frozen while a waiter is parked cannot hold the waiter past its waitTime', async () => {
+    const server = await startServer();
+    const holder = server.lockClient().getLock('frozen-parked');
+    await holder.lock({ leaseTime: 20_000 });
+    const waiter = server.lockClient({ commandTimeout: 5_000 }).getLock('frozen-parked');
+    const started = Date.now();
+    const outcome = waiter.tryLock({ waitTime: 600 }).catch((error: unknown) => error);
+    await sleep(200); // subscribed and parked by now
+    server.freeze();
+    try {
+      const result = await outcome;
+      const took = Date.now() - started;
+      assert.ok(result === false || result instanceof RedisUnavailableError, String(result));
+      assert.ok(took < 1_500, `settled after ${took} ms`);
+    } finally {
+      server.resume();
+    }
+    await holder.unlock();
+  });
+
   it('a dead server gives RedisUnavailableError with the cause, and no unhandled rejection', async () => {
     const server = await startServer();
     const locks = server.lockClient({ commandTimeout: 1_000 }, { maxRetriesPerRequest: 1, retryStrategy: () => null });

@@ -1,0 +1,29 @@
+/** A call cut by a caller's deadline still gets this long, so that the last step of a wait can run. */
+export const MIN_CALL_MS = 50;
+
+/**
+ * Settles like `promise`, or resolves `undefined` once `deadline` (epoch ms; at least MIN_CALL_MS
+ * from now) has passed. A value that arrives late is handed to `onLate`, so that what it holds
+ * (a subscription, a waiter) can be given back instead of leaking.
+ */
+export function beforeDeadline<T>(promise: Promise<T>, deadline: number | undefined, onLate: (value: T) => void): Promise<T | undefined> {
+  if (deadline === undefined) return promise;
+  return new Promise<T | undefined>((resolve, reject) => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      resolve(undefined);
+    }, Math.max(MIN_CALL_MS, deadline - Date.now()));
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        if (late) onLate(value);
+        else resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        if (!late) reject(error);
+      },
+    );
+  });
+}
