@@ -97,7 +97,7 @@ export class Watchdog {
     }
     await Promise.all(calls);
     this.#renewing = false;
-    if (this.#entries.size > 0) this.#schedule(this.#nextDelay());
+    if (this.#entries.size > 0) this.#schedule(this.#nextDelay(now));
   }
 
   async #renewBatch(batch: Entry[]): Promise<void> {
@@ -142,10 +142,13 @@ export class Watchdog {
     return Math.max(1, Math.floor(this.options.watchdogTimeout / 3));
   }
 
-  /** Normally one period; sooner when a hold's confirmed lease ends before that (failing renewals). */
-  #nextDelay(): number {
-    let delay = this.#period();
+  /**
+   * One period after the round that `roundStarted` (so the time a round takes does not stretch the
+   * period); sooner when a hold's confirmed lease ends before that (failing renewals).
+   */
+  #nextDelay(roundStarted: number): number {
     const now = Date.now();
+    let delay = Math.max(0, this.#period() - (now - roundStarted));
     for (const entry of this.#entries) delay = Math.min(delay, Math.max(0, entry.confirmedUntil - now));
     return delay;
   }

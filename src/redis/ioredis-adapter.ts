@@ -63,6 +63,7 @@ export class IoredisConnection implements RedisConnection {
   }
 
   async close(): Promise<void> {
+    this.#subscriptions.clear();
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
     if (!subscriber) return;

@@ -67,6 +67,7 @@ export class NodeRedisConnection implements RedisConnection {
   }
 
   async close(): Promise<void> {
+    this.#subscriptions.clear();
     const pending = this.#subscriber;
     this.#subscriber = undefined;
     if (!pending) return;
