@@ -11,14 +11,35 @@ export interface HoldSpec extends Omit<RenewalTarget, 'onLost'> {
 /** The local record of one owner's holds on one key. */
 export class Hold {
   count = 0;
-  readonly controller = new AbortController();
   stopRenewal: (() => void) | undefined;
   expiryTimer: NodeJS.Timeout | undefined;
+  /** Made on first use: `lock()`/`unlock()` loops never ask for a signal, and need not pay for one. */
+  #controller: AbortController | undefined;
+  #lost = false;
+  #lostReason: unknown;
 
   constructor(readonly spec: HoldSpec) {}
 
+  /** Aborts (with the LockLostError) once the hold is known lost. */
   get signal(): AbortSignal {
-    return this.controller.signal;
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#lost) this.#controller.abort(this.#lostReason);
+    }
+    return this.#controller.signal;
+  }
+
+  get isLost(): boolean {
+    return this.#lost;
+  }
+
+  /** Marks the hold lost; false when it already was. */
+  markLost(reason: unknown): boolean {
+    if (this.#lost) return false;
+    this.#lost = true;
+    this.#lostReason = reason;
+    this.#controller?.abort(reason);
+    return true;
   }
 
   /** Stops renewal and the expiry timer. */
@@ -91,8 +112,7 @@ export class Holds {
   /** Marks a hold lost: its signal aborts with `error` and the client emits `lockLost`. */
   lost(hold: Hold, error: LockLostError, announce = true): void {
     this.drop(hold);
-    if (hold.signal.aborted) return;
-    hold.controller.abort(error);
+    if (!hold.markLost(error)) return;
     if (!announce) return;
     publish('lost', () => ({ name: hold.spec.name, key: hold.spec.key, owner: hold.spec.field, reason: error.message }));
     this.onLost(hold.spec.name, error);

@@ -150,7 +150,7 @@ export class MultiLock implements Lock {
     this.ctx.assertOpen();
     p.signal?.throwIfAborted();
     const existing = this.#held.get(ownerId);
-    if (existing && !existing.hold.signal.aborted) {
+    if (existing && !existing.hold.isLost) {
       existing.count++;
       return existing;
     }
