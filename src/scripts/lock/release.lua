@@ -2,8 +2,8 @@
 Hand-over: the first live waiter in the queue gets the lock at once (hold count 1, TTL its lease but
 at most the reservation, until it claims it) and is told by "=<owner>|<token>" on its own client's
 channel ("<channel>:<client id>", so only that process wakes), which is its acquisition: no further round trip, and no other process can take the lock in between.
-With nobody queued the lock is deleted and "1" wakes one waiter per process (waiters of lock kinds
-that share this hash but not the queue).
+With nobody queued the lock is just deleted; with only lapsed places left, "1" on the channel
+wakes one waiter per process, in case one of them is still waiting.
 KEYS[1]  lock hash
 KEYS[2]  queue list (see lock/acquire)
 KEYS[3]  waiters hash (see lock/acquire)
@@ -12,16 +12,19 @@ ARGV[2]  channel to publish on when the lock is freed or handed over
 ARGV[3]  longest TTL in ms a handed-over lock keeps until its new owner claims it
 ARGV[4]  "all": drop every hold of the owner (undoing an acquire whose reply was lost); else one
 Returns  -1 when the owner holds nothing; otherwise the holds left (0: freed or handed over) ]]
-if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+local holds = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
+if not holds then
   return -1
 end
-if ARGV[4] ~= 'all' then
-  local left = redis.call('hincrby', KEYS[1], ARGV[1], -1)
-  if left > 0 then
-    return left
-  end
+if ARGV[4] ~= 'all' and holds > 1 then
+  return redis.call('hincrby', KEYS[1], ARGV[1], -1)
 end
 redis.call('del', KEYS[1])
+-- Nobody queued (the waiters hash outlives every live place): nothing to hand over, nobody to
+-- wake; a waiter about to queue tries again after subscribing and finds the lock free.
+if redis.call('exists', KEYS[3]) == 0 then
+  return 0
+end
 local now
 while true do
   local head = redis.call('lpop', KEYS[2])
