@@ -18,7 +18,7 @@ import { multiServer } from './scenarios/multi.js';
 import { concurrentTasks, singleClient } from './scenarios/single.js';
 import { watchdogCost } from './scenarios/watchdog.js';
 
-const FULL = { throughput: { sliceMs: 500, rounds: 6 }, tasks: 64, workers: [8, 16], holds: [1, 5], windowMs: 5_000, graceMs: 5_000, held: 10_000, watchdogTimeout: 3_000, periods: 2, iterations: 1_000 };
+const FULL = { throughput: { sliceMs: 500, rounds: 6 }, tasks: 64, workers: [8, 16], holds: [1, 5], windowMs: 5_000, graceMs: 5_000, held: 10_000, watchdogTimeout: 3_000, periods: 5, iterations: 1_000 };
 const QUICK = { throughput: { sliceMs: 60, rounds: 1 }, tasks: 8, workers: [2], holds: [1], windowMs: 300, graceMs: 1_000, held: 300, watchdogTimeout: 600, periods: 1, iterations: 20 };
 
 const { values } = parseArgs({
