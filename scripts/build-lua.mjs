@@ -1,5 +1,7 @@
 // Turns every src/scripts/<primitive>/<verb>.lua into one generated module, src/scripts/index.ts,
-// exporting { name, source, sha } per script. `--check` fails when the module is stale.
+// exporting { name, source, sha } per script. A line `--!include lib/<file>.lua` is replaced by that
+// file (shared Lua that Redis cannot import at run time); lib/ files are not scripts of their own.
+// `--check` fails when the module is stale.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -10,7 +12,10 @@ const target = join(root, 'index.ts');
 
 function luaFiles(dir) {
   return readdirSync(dir, { withFileTypes: true })
-    .flatMap((entry) => (entry.isDirectory() ? luaFiles(join(dir, entry.name)) : entry.name.endsWith('.lua') ? [join(dir, entry.name)] : []))
+    .flatMap((entry) => {
+      if (entry.isDirectory()) return dir === root && entry.name === 'lib' ? [] : luaFiles(join(dir, entry.name));
+      return entry.name.endsWith('.lua') ? [join(dir, entry.name)] : [];
+    })
     .sort();
 }
 
@@ -25,7 +30,7 @@ export function render() {
   const names = [];
   for (const file of luaFiles(root)) {
     const name = relative(root, file).split(sep).join('/').replace(/\.lua$/, '');
-    const source = readFileSync(file, 'utf8');
+    const source = readFileSync(file, 'utf8').replace(/^--!include (\S+)\n/gm, (_, path) => readFileSync(join(root, path), 'utf8'));
     const sha = createHash('sha1').update(source).digest('hex');
     names.push(camel(name));
     lines.push(`export const ${camel(name)}: LuaScript = Object.freeze({`);

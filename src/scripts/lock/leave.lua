@@ -7,6 +7,7 @@ ARGV[1]  owner id
 ARGV[2]  channel to publish on
 ARGV[3]  longest TTL in ms a handed-over lock keeps until its new owner claims it
 Returns  1 when an untaken hand-over was passed on, 0 otherwise ]]
+--!include lib/lock-hand-over.lua
 local mark = redis.call('hget', KEYS[3], ARGV[1])
 if not mark then
   return 0
@@ -20,28 +21,5 @@ if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-local now
-while true do
-  local head = redis.call('lpop', KEYS[2])
-  if not head then break end
-  if not now then
-    local time = redis.call('time')
-    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  end
-  local lapses, lease, token = string.match(redis.call('hget', KEYS[3], head) or '', '^(%d+)|(%d+)|(.*)$')
-  if lapses and tonumber(lapses) > now then
-    local reserve = math.min(tonumber(lease), tonumber(ARGV[3]))
-    redis.call('hset', KEYS[1], head, 1)
-    redis.call('pexpire', KEYS[1], reserve)
-    redis.call('hset', KEYS[3], head, 'g')
-    if redis.call('pttl', KEYS[3]) < reserve then
-      redis.call('pexpire', KEYS[3], reserve)
-    end
-    -- On the new owner's client channel ("<channel>:<client id>"): only its process wakes.
-    redis.call('publish', ARGV[2] .. ':' .. (string.match(head, '^([^:]*):') or head), '=' .. head .. '|' .. token)
-    return 1
-  end
-  redis.call('hdel', KEYS[3], head)
-end
-redis.call('publish', ARGV[2], '1')
+handOver(ARGV[2], ARGV[3])
 return 1

@@ -12,6 +12,7 @@ ARGV[2]  channel to publish on when the lock is freed or handed over
 ARGV[3]  longest TTL in ms a handed-over lock keeps until its new owner claims it
 ARGV[4]  "all": drop every hold of the owner (undoing an acquire whose reply was lost); else one
 Returns  -1 when the owner holds nothing; otherwise the holds left (0: freed or handed over) ]]
+--!include lib/lock-hand-over.lua
 local holds = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 if not holds then
   return -1
@@ -25,28 +26,5 @@ redis.call('del', KEYS[1])
 if redis.call('exists', KEYS[3]) == 0 then
   return 0
 end
-local now
-while true do
-  local head = redis.call('lpop', KEYS[2])
-  if not head then break end
-  if not now then
-    local time = redis.call('time')
-    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  end
-  local lapses, lease, token = string.match(redis.call('hget', KEYS[3], head) or '', '^(%d+)|(%d+)|(.*)$')
-  if lapses and tonumber(lapses) > now then
-    local reserve = math.min(tonumber(lease), tonumber(ARGV[3]))
-    redis.call('hset', KEYS[1], head, 1)
-    redis.call('pexpire', KEYS[1], reserve)
-    redis.call('hset', KEYS[3], head, 'g')
-    if redis.call('pttl', KEYS[3]) < reserve then
-      redis.call('pexpire', KEYS[3], reserve)
-    end
-    -- On the new owner's client channel ("<channel>:<client id>"): only its process wakes.
-    redis.call('publish', ARGV[2] .. ':' .. (string.match(head, '^([^:]*):') or head), '=' .. head .. '|' .. token)
-    return 0
-  end
-  redis.call('hdel', KEYS[3], head)
-end
-redis.call('publish', ARGV[2], '1')
+handOver(ARGV[2], ARGV[3])
 return 0

@@ -7,23 +7,7 @@ ARGV[1]  channel
 ARGV[2]  permit id (random, unguessable)
 ARGV[3]  lease in ms, or "" for a permit held until released
 Returns  nil when acquired; otherwise ms until the next lease runs out, or -1 when none will ]]
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
--- Permits whose lease ran out are back in the pool; tell waiters.
-local expired = redis.call('zremrangebyscore', KEYS[2], '-inf', now)
-if expired > 0 then
-  redis.call('publish', ARGV[1], tostring(expired))
-end
--- The leases key lives as long as its longest lease (forever while an unleased permit is out).
-local function keepLeasesUntilLastExpiry()
-  local last = redis.call('zrange', KEYS[2], -1, -1, 'WITHSCORES')
-  if last[2] == nil then return end
-  if last[2] == 'inf' then
-    redis.call('persist', KEYS[2])
-  else
-    redis.call('pexpireat', KEYS[2], math.ceil(tonumber(last[2])))
-  end
-end
+--!include lib/expirable-leases.lua
 local total = tonumber(redis.call('get', KEYS[1]) or '0')
 if total - redis.call('zcard', KEYS[2]) >= 1 then
   local expiry = ARGV[3] == '' and 'inf' or (now + tonumber(ARGV[3]))
