@@ -1,22 +1,11 @@
 /** Small statistics helpers of the benchmark. */
 
-/** The p-th percentile (0..100) of `values` by nearest rank; NaN when empty. */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
-}
+import { jainIndex as jain, percentile } from '../src/cli/stats.js';
+
+export { jain, percentile };
 
 export function max(values: readonly number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((a, b) => Math.max(a, b), -Infinity);
-}
-
-/** Jain's fairness index: 1 when every worker got the same share, 1/n when one got everything. */
-export function jain(shares: readonly number[]): number {
-  const sum = shares.reduce((a, b) => a + b, 0);
-  const squares = shares.reduce((a, b) => a + b * b, 0);
-  return squares === 0 ? Number.NaN : (sum * sum) / (shares.length * squares);
 }
 
 /** One critical section as its holder saw it, on the shared clock (epoch ms, sub-ms precision). */

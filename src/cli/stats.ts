@@ -8,11 +8,11 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[rank]!;
 }
 
-/** Jain's fairness index of per-party shares: 1 when all are equal, 1/n when one takes all. */
+/** Jain's fairness index of per-party shares: 1 when all are equal, 1/n when one takes all; NaN for no shares. */
 export function jainIndex(shares: readonly number[]): number {
   const sum = shares.reduce((a, b) => a + b, 0);
   const squares = shares.reduce((a, b) => a + b * b, 0);
-  return squares === 0 ? 1 : (sum * sum) / (shares.length * squares);
+  return squares === 0 ? Number.NaN : (sum * sum) / (shares.length * squares);
 }
 
 /** Formats milliseconds for a terminal: "0.42 ms", "12.3 ms", "1.20 s". */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { after } from 'node:test';
 import { Cluster, Redis } from 'ioredis';
 import { startRedisServer, type RedisProcess } from '../../src/cli/redis-server.js';
+import { LockClient, type LockClientOptions } from '../../src/index.js';
 import { sleep } from './redis.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -16,6 +17,8 @@ export interface TestCluster {
   readonly nodes: readonly RedisProcess[];
   /** A new ioredis Cluster client (closed after the file). */
   client(): Cluster;
+  /** A LockClient on a new Cluster client (shut down after the file). */
+  lockClient(options?: LockClientOptions): LockClient;
 }
 
 export async function startCluster(): Promise<TestCluster> {
@@ -37,15 +40,18 @@ export async function startCluster(): Promise<TestCluster> {
   } finally {
     for (const admin of admins) admin.disconnect();
   }
-  return {
-    nodes,
-    client() {
-      const cluster = new Cluster(nodes.map((node) => ({ host: node.host, port: node.port })));
-      cluster.on('error', () => undefined);
-      cleanups.push(() => Promise.resolve(cluster.disconnect()));
-      return cluster;
-    },
+  const client = (): Cluster => {
+    const cluster = new Cluster(nodes.map((node) => ({ host: node.host, port: node.port })));
+    cluster.on('error', () => undefined);
+    cleanups.push(() => Promise.resolve(cluster.disconnect()));
+    return cluster;
   };
+  const lockClient = (options?: LockClientOptions): LockClient => {
+    const locks = new LockClient(client(), options);
+    cleanups.push(() => locks.shutdown());
+    return locks;
+  };
+  return { nodes, client, lockClient };
 }
 
 /** A primary watched by one real Sentinel process. */

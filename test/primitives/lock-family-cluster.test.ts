@@ -1,25 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { LockClient } from '../../src/index.js';
+import { before, describe, it } from 'node:test';
+import type { LockClient, LockClientOptions } from '../../src/index.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { sleep } from '../helpers/redis.js';
 
 // Every script of the fair, spin and fenced locks touches several keys; on a Cluster they only run
 // when all of one lock's keys share its hash slot (CROSSSLOT otherwise).
 let cluster: TestCluster;
-const clients: LockClient[] = [];
 before(async () => {
   cluster = await startCluster();
 });
-after(async () => {
-  for (const client of clients) await client.shutdown();
-});
 
-function lockClient(options?: ConstructorParameters<typeof LockClient>[1]): LockClient {
-  const locks = new LockClient(cluster.client(), options);
-  clients.push(locks);
-  return locks;
-}
+const lockClient = (options?: LockClientOptions): LockClient => cluster.lockClient(options);
 
 describe('fair, spin and fenced locks on a real Redis Cluster', () => {
   it('FairLock queues, grants in order and leaves on abort, for names on every node', async () => {

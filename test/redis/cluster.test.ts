@@ -1,24 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { LockClient } from '../../src/index.js';
+import { LockClient, type LockClientOptions } from '../../src/index.js';
 import { startCluster, startSentinel, type TestCluster } from '../helpers/cluster.js';
 import { sleep } from '../helpers/redis.js';
 
 let cluster: TestCluster;
-const clients: LockClient[] = [];
 before(async () => {
   cluster = await startCluster();
 });
-after(async () => {
-  for (const client of clients) await client.shutdown();
-});
 
-function lockClient(options?: ConstructorParameters<typeof LockClient>[1]): LockClient {
-  const locks = new LockClient(cluster.client(), options);
-  clients.push(locks);
-  return locks;
-}
+const lockClient = (options?: LockClientOptions): LockClient => cluster.lockClient(options);
 
 describe('on a real Redis Cluster (3 primaries)', () => {
   it('locks exclude across clients and a waiter is woken by pub/sub', async () => {
@@ -113,12 +105,15 @@ describe('through a real Sentinel', () => {
     const sentinel = await startSentinel();
     const a = new LockClient(sentinel.client());
     const b = new LockClient(sentinel.client());
-    clients.push(a, b);
-    await a.getLock('via-sentinel').lock();
-    assert.equal(await b.getLock('via-sentinel').tryLock(), false);
-    const primary = new Redis({ port: sentinel.primary.port, host: '127.0.0.1' });
-    assert.equal(await primary.exists('latchkey:{via-sentinel}:lock'), 1);
-    primary.disconnect();
-    await a.getLock('via-sentinel').forceUnlock();
+    try {
+      await a.getLock('via-sentinel').lock();
+      assert.equal(await b.getLock('via-sentinel').tryLock(), false);
+      const primary = new Redis({ port: sentinel.primary.port, host: '127.0.0.1' });
+      assert.equal(await primary.exists('latchkey:{via-sentinel}:lock'), 1);
+      primary.disconnect();
+      await a.getLock('via-sentinel').forceUnlock();
+    } finally {
+      await Promise.all([a.shutdown(), b.shutdown()]);
+    }
   });
 });
