@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { eventually } from './redis.js';
 
 /** A second OS process running a TypeScript fixture (through tsx), killed when the test file ends. */
 export interface FixtureProcess {
@@ -15,9 +16,18 @@ export interface FixtureProcess {
 }
 
 const running = new Set<ChildProcess>();
-after(() => {
+const killAll = (): void => {
   for (const child of running) child.kill('SIGKILL');
-});
+};
+after(killAll);
+// A test file the runner times out is ended by signal, and `after` does not run then: take the
+// children along, then die of the same signal.
+for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.kill(process.pid, signal);
+  });
+}
 
 /** Starts `test/fixtures/<name>.ts` with `args`. */
 export function startFixture(name: string, args: readonly (string | number)[], env: NodeJS.ProcessEnv = {}): FixtureProcess {
@@ -68,11 +78,5 @@ export function startTs(file: string, args: readonly (string | number)[], env: N
   return { child, lines, waitFor, exited };
 }
 
-/** Polls `predicate` every 5 ms until it holds; rejects after `timeoutMs`. */
-export async function until(predicate: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+/** Polls `predicate` until it holds; rejects after `timeoutMs`. */
+export const until = (predicate: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> => eventually(predicate, timeoutMs);

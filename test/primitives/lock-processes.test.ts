@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
-import { collectOutput, runFixture, waitForLine } from '../helpers/processes.js';
+import { startFixture, type FixtureProcess } from '../helpers/fixture-process.js';
 import { startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
@@ -11,8 +11,12 @@ before(async () => {
 
 describe('Lock across OS processes', () => {
   it('two processes taking turns never hold the lock at once', async () => {
-    const runs = [1, 2].map(() => collectOutput(runFixture('lock-worker.ts', ['loop', String(server.port), 'shared', '40'])));
-    const results = (await Promise.all(runs)).map((output) => JSON.parse(output) as { acquisitions: number; overlaps: number });
+    const workers = [1, 2].map(() => startFixture('lock-worker', ['loop', server.port, 'shared', 40]));
+    const finished = async (worker: FixtureProcess): Promise<{ acquisitions: number; overlaps: number }> => {
+      assert.equal(await worker.exited, 0, worker.lines.join('\n'));
+      return JSON.parse(worker.lines.at(-1)!) as { acquisitions: number; overlaps: number };
+    };
+    const results = await Promise.all(workers.map(finished));
     for (const result of results) {
       assert.equal(result.acquisitions, 40);
       assert.equal(result.overlaps, 0);
@@ -22,11 +26,11 @@ describe('Lock across OS processes', () => {
 
   it('a crashed holder (killed, no unlock) frees the lock within one watchdog timeout', async () => {
     const watchdogTimeout = 1_500;
-    const holder = runFixture('lock-worker.ts', ['hold', String(server.port), 'crash', String(watchdogTimeout)]);
-    await waitForLine(holder, 'acquired');
+    const holder = startFixture('lock-worker', ['hold', server.port, 'crash', watchdogTimeout]);
+    await holder.waitFor('acquired');
     const lock = server.lockClient().getLock('crash');
     assert.equal(await lock.tryLock(), false);
-    holder.kill('SIGKILL');
+    holder.child.kill('SIGKILL');
     const killedAt = Date.now();
     // Still held right after the crash: nobody deleted it, it must expire.
     assert.equal(await lock.isLocked(), true);
