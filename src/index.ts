@@ -19,4 +19,5 @@ export {
   type MemberFailure,
 } from './errors.js';
 export type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './redis/connection.js';
+export type { RedisClientLike } from './redis/to-connection.js';
 export { channels as diagnosticsChannels } from './diagnostics.js';
