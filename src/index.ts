@@ -20,6 +20,6 @@ export {
 } from './errors.js';
 export type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './redis/connection.js';
 export type { RedisClientLike } from './redis/to-connection.js';
-export type { IoredisLike } from './redis/ioredis-adapter.js';
-export type { NodeRedisLike } from './redis/node-redis-adapter.js';
+export type { IoredisLike, IoredisSubscriber } from './redis/ioredis-adapter.js';
+export type { NodeRedisLike, NodeRedisSubscriber } from './redis/node-redis-adapter.js';
 export { channels as diagnosticsChannels } from './diagnostics.js';

@@ -11,7 +11,8 @@ export interface IoredisLike {
   readonly isCluster?: boolean;
 }
 
-interface IoredisSubscriber {
+/** The subscriber connection ioredis `duplicate()` returns, as latchkey uses it. */
+export interface IoredisSubscriber {
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;

@@ -9,7 +9,8 @@ export interface NodeRedisLike {
   readonly isOpen: boolean;
 }
 
-interface NodeRedisSubscriber {
+/** The subscriber connection node-redis `duplicate()` returns, as latchkey uses it. */
+export interface NodeRedisSubscriber {
   connect(): Promise<unknown>;
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
