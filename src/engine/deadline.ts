@@ -2,6 +2,13 @@
 export const MIN_CALL_MS = 50;
 
 /**
+ * A timer may fire a millisecond before Date.now() reaches its end: cutting a call this much after
+ * the deadline makes the caller always see the deadline passed, and report its own timeout rather
+ * than an outage.
+ */
+export const DEADLINE_MARGIN_MS = 2;
+
+/**
  * Settles like `promise`, or resolves `undefined` once `deadline` (epoch ms; at least MIN_CALL_MS
  * from now) has passed. A value that arrives late is handed to `onLate`, so that what it holds
  * (a subscription, a waiter) can be given back instead of leaking.
@@ -13,7 +20,7 @@ export function beforeDeadline<T>(promise: Promise<T>, deadline: number | undefi
     const timer = setTimeout(() => {
       late = true;
       resolve(undefined);
-    }, Math.max(MIN_CALL_MS, deadline - Date.now()));
+    }, Math.max(MIN_CALL_MS, deadline - Date.now() + DEADLINE_MARGIN_MS));
     promise.then(
       (value) => {
         clearTimeout(timer);

@@ -1,3 +1,4 @@
+import { DEADLINE_MARGIN_MS, MIN_CALL_MS } from '../engine/deadline.js';
 import { RedisUnavailableError } from '../errors.js';
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 
@@ -9,12 +10,10 @@ export type ScriptRunner = (
   deadline?: number,
 ) => Promise<ScriptReply>;
 
-import { MIN_CALL_MS } from '../engine/deadline.js';
-
 export function createScriptRunner(connection: RedisConnection, commandTimeout: number): ScriptRunner {
   return (script, keys, args, deadline) => {
     const call = connection.evalScript(script, keys, args);
-    const untilDeadline = deadline === undefined ? Infinity : Math.max(MIN_CALL_MS, deadline - Date.now());
+    const untilDeadline = deadline === undefined ? Infinity : Math.max(MIN_CALL_MS, deadline - Date.now() + DEADLINE_MARGIN_MS);
     const limit = Math.min(commandTimeout, untilDeadline);
     return withTimeout(call, limit, () => new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(limit)} ms`));
   };
