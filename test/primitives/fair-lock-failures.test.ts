@@ -4,6 +4,7 @@ import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import type { Redis } from 'ioredis';
 import { RedisUnavailableError } from '../../src/index.js';
 import { startFixture, until, type FixtureProcess } from '../helpers/fixture-process.js';
+import { lockQueue } from '../helpers/lock-queue.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
@@ -13,11 +14,7 @@ before(async () => {
   redis = server.client();
 });
 
-const queueKey = (name: string): string => `latchkey:{${name}}:lock-queue`;
-const waitersKey = (name: string): string => `latchkey:{${name}}:lock-waiters`;
-const queued = (name: string): Promise<number> => redis.llen(queueKey(name));
-const waitQueued = (name: string, length: number, timeoutMs?: number): Promise<void> =>
-  until(async () => (await queued(name)) === length, timeoutMs);
+const { queueKey, waitersKey, queued, waitQueued } = lockQueue(() => redis);
 /** A child process needs a while to start under load: wait for it, then for its place. */
 const childQueued = async (child: FixtureProcess, name: string, length: number): Promise<void> => {
   await child.waitFor('waiting', 60_000);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import type { Redis } from 'ioredis';
-import { until } from '../helpers/fixture-process.js';
+import { lockQueue } from '../helpers/lock-queue.js';
 import { keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
@@ -12,11 +12,7 @@ before(async () => {
   redis = server.client();
 });
 
-const queueKey = (name: string): string => `latchkey:{${name}}:lock-queue`;
-const waitersKey = (name: string): string => `latchkey:{${name}}:lock-waiters`;
-const queued = (name: string): Promise<number> => redis.llen(queueKey(name));
-const waitQueued = (name: string, length: number, timeoutMs?: number): Promise<void> =>
-  until(async () => (await queued(name)) === length, timeoutMs);
+const { queueKey, waitersKey, queued, waitQueued } = lockQueue(() => redis);
 
 describe('FairLock: request order', () => {
   it('grants 10 waiters from 3 clients in the order they queued', async () => {
