@@ -76,3 +76,22 @@ export class RedisUnavailableError extends LatchkeyError {
     super(RedisUnavailableError.CODE, message, options);
   }
 }
+
+/** Why one member could not be released. */
+export interface MemberReleaseFailure {
+  readonly index: number;
+  readonly name: string;
+  /** `not-held` (it had expired or was taken from us), `timeout` or `error`. */
+  readonly reason: 'not-held' | 'timeout' | 'error';
+  readonly error?: unknown;
+}
+
+/** Some members of a MultiLock / RedLock could not be released; the others were. */
+export class MemberReleaseError extends LatchkeyError {
+  static readonly CODE = 'LATCHKEY_MEMBER_RELEASE';
+  readonly failures: readonly MemberReleaseFailure[];
+  constructor(message: string, failures: readonly MemberReleaseFailure[]) {
+    super(MemberReleaseError.CODE, message);
+    this.failures = failures;
+  }
+}

@@ -1,7 +1,7 @@
 export { LockClient, type LockClientEvents } from './client.js';
 export { DEFAULTS, type LockClientOptions, type LockOptions, type ResolvedOptions, type TryLockOptions } from './options.js';
 export type { Lock, LockLease } from './lock.js';
-export { MemberReleaseError, type IndexedMemberFailure, type MemberReleaseFailure } from './engine/quorum.js';
+export type { IndexedMemberFailure } from './engine/quorum.js';
 export type { ReadWriteLock } from './primitives/read-write-lock.js';
 export type { CountDownLatch, AwaitOptions } from './primitives/count-down-latch.js';
 export type { StripedLock } from './primitives/striped-lock.js';
@@ -14,9 +14,11 @@ export {
   LockAcquireTimeoutError,
   LockLostError,
   LockNotHeldError,
+  MemberReleaseError,
   QuorumError,
   RedisUnavailableError,
   type MemberFailure,
+  type MemberReleaseFailure,
 } from './errors.js';
 export type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './redis/connection.js';
 export type { RedisClientLike } from './redis/to-connection.js';

@@ -1,4 +1,4 @@
-import { LatchkeyError, type MemberFailure } from '../errors.js';
+import { MemberReleaseError, type MemberFailure, type MemberReleaseFailure } from '../errors.js';
 import type { Member, TakenMember } from './quorum.js';
 
 /** Giving members back: release, setting their lease, and what is reported when that fails. */
@@ -8,14 +8,6 @@ export function failureReason(error: unknown): 'timeout' | 'error' {
   return error instanceof Error && /did not answer/.test(error.message) ? 'timeout' : 'error';
 }
 
-/** Why one member could not be released. */
-export interface MemberReleaseFailure {
-  readonly index: number;
-  readonly name: string;
-  /** `not-held` (it had expired or was taken from us), `timeout` or `error`. */
-  readonly reason: 'not-held' | 'timeout' | 'error';
-  readonly error?: unknown;
-}
 
 /** Releases one hold of each taken member, all in parallel; returns the members that failed. */
 export async function releaseMembers(taken: readonly TakenMember[]): Promise<MemberReleaseFailure[]> {
@@ -53,15 +45,6 @@ export async function setLease(taken: readonly TakenMember[], leaseMs: number): 
   return failed;
 }
 
-/** Some members of a MultiLock / RedLock could not be released; the others were. */
-export class MemberReleaseError extends LatchkeyError {
-  static readonly CODE = 'LATCHKEY_MEMBER_RELEASE';
-  readonly failures: readonly MemberReleaseFailure[];
-  constructor(message: string, failures: readonly MemberReleaseFailure[]) {
-    super(MemberReleaseError.CODE, message);
-    this.failures = failures;
-  }
-}
 
 /** `"name" #index: reason` for error messages. */
 export function describeFailures(

@@ -1,14 +1,7 @@
 import type { ClientContext } from '../context.js';
 import type { MemberFailure } from '../errors.js';
 import { failureReason, releaseMembers } from './quorum-release.js';
-export {
-  describeFailures,
-  forceUnlockMembers,
-  MemberReleaseError,
-  releaseMembers,
-  setLease,
-  type MemberReleaseFailure,
-} from './quorum-release.js';
+export { describeFailures, forceUnlockMembers, releaseMembers, setLease } from './quorum-release.js';
 import { acquireLoop, type Attempt } from './acquire-loop.js';
 import type { LockBackend } from './lock-handle.js';
 

@@ -4,7 +4,6 @@ import {
   attemptAll,
   describeFailures,
   forceUnlockMembers,
-  MemberReleaseError,
   releaseMembers,
   type Member,
   type TakenMember,
@@ -12,7 +11,7 @@ import {
 import * as rules from '../engine/quorum-rules.js';
 import { Hold } from '../engine/holds.js';
 import type { LockStatus } from '../engine/lock-handle.js';
-import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
+import { LockAcquireTimeoutError, LockNotHeldError, MemberReleaseError } from '../errors.js';
 import { Lease } from '../lease.js';
 import type { Lock, LockLease } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
