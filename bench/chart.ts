@@ -23,8 +23,18 @@ function label(value: number): string {
 }
 
 /** One panel: groups of bars on a log axis from the smallest to the largest decade. */
-function panel(title: string, unit: string, groups: Group[], x0: number, y0: number, width: number, height: number): string {
-  const values = groups.flatMap((group) => group.bars.map((bar) => bar.value)).filter((value) => value > 0 && Number.isFinite(value));
+function panel(
+  title: string,
+  unit: string,
+  groups: Group[],
+  x0: number,
+  y0: number,
+  width: number,
+  height: number,
+): string {
+  const values = groups
+    .flatMap((group) => group.bars.map((bar) => bar.value))
+    .filter((value) => value > 0 && Number.isFinite(value));
   if (values.length === 0) return '';
   const low = Math.floor(Math.log10(Math.min(...values)));
   const high = Math.ceil(Math.log10(Math.max(...values)));
@@ -46,10 +56,16 @@ function panel(title: string, unit: string, groups: Group[], x0: number, y0: num
       if (!(bar.value > 0) || !Number.isFinite(bar.value)) return;
       const bx = gx + 6 + b * barWidth;
       const by = y(bar.value);
-      out.push(`<rect x="${bx.toFixed(1)}" y="${by.toFixed(1)}" width="${(barWidth - 2).toFixed(1)}" height="${(plotTop + plotHeight - by).toFixed(1)}" fill="${COLORS[bar.library] ?? '#6b7280'}"><title>${escape(`${bar.library}: ${label(bar.value)} ${unit}`)}</title></rect>`);
-      out.push(`<text x="${(bx + barWidth / 2 - 1).toFixed(1)}" y="${(by - 3).toFixed(1)}" class="value" text-anchor="middle">${label(bar.value)}</text>`);
+      out.push(
+        `<rect x="${bx.toFixed(1)}" y="${by.toFixed(1)}" width="${(barWidth - 2).toFixed(1)}" height="${(plotTop + plotHeight - by).toFixed(1)}" fill="${COLORS[bar.library] ?? '#6b7280'}"><title>${escape(`${bar.library}: ${label(bar.value)} ${unit}`)}</title></rect>`,
+      );
+      out.push(
+        `<text x="${(bx + barWidth / 2 - 1).toFixed(1)}" y="${(by - 3).toFixed(1)}" class="value" text-anchor="middle">${label(bar.value)}</text>`,
+      );
     });
-    out.push(`<text x="${(gx + groupWidth / 2).toFixed(1)}" y="${plotTop + plotHeight + 16}" class="axis" text-anchor="middle">${escape(group.label)}</text>`);
+    out.push(
+      `<text x="${(gx + groupWidth / 2).toFixed(1)}" y="${plotTop + plotHeight + 16}" class="axis" text-anchor="middle">${escape(group.label)}</text>`,
+    );
   });
   return out.join('\n');
 }
@@ -59,26 +75,43 @@ export function chart(results: BenchResults): string {
   const width = 960;
   const throughput: Group[] = [
     { label: '1: one client', bars: results.single.map((row) => ({ library: row.library, value: row.pairsPerSec })) },
-    { label: '2: concurrent keys', bars: results.concurrent.map((row) => ({ library: row.library, value: row.pairsPerSec })) },
+    {
+      label: '2: concurrent keys',
+      bars: results.concurrent.map((row) => ({ library: row.library, value: row.pairsPerSec })),
+    },
   ];
   const waits: Group[] = [];
   const configs = [...new Set(results.contention.map((row) => `${row.workers}|${row.holdMs}`))];
   for (const config of configs) {
     const rows = results.contention.filter((row) => `${row.workers}|${row.holdMs}` === config);
     const name = `3: W=${rows[0]!.workers}, hold ${rows[0]!.holdMs} ms`;
-    throughput.push({ label: name, bars: rows.map((row) => ({ library: row.library, value: row.acquisitionsPerSec })) });
+    throughput.push({
+      label: name,
+      bars: rows.map((row) => ({ library: row.library, value: row.acquisitionsPerSec })),
+    });
     waits.push({ label: name, bars: rows.map((row) => ({ library: row.library, value: row.waitP99 })) });
   }
   const libraries = [...new Set([...results.single, ...results.contention].map((row) => row.library))];
   const legend = libraries
-    .map((library, i) => `<rect x="${20 + i * 185}" y="652" width="12" height="12" fill="${COLORS[library] ?? '#6b7280'}"/><text x="${36 + i * 185}" y="662" class="axis">${escape(library)}</text>`)
+    .map(
+      (library, i) =>
+        `<rect x="${20 + i * 185}" y="652" width="12" height="12" fill="${COLORS[library] ?? '#6b7280'}"/><text x="${36 + i * 185}" y="662" class="axis">${escape(library)}</text>`,
+    )
     .join('\n');
   const { machine } = results;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="700" viewBox="0 0 ${width} 700" font-family="system-ui, sans-serif">`,
     '<style>.title{font-size:15px;font-weight:600}.axis{font-size:11px;fill:#374151}.value{font-size:9px;fill:#111827}.grid{stroke:#e5e7eb}</style>',
     `<rect width="${width}" height="700" fill="#ffffff"/>`,
-    panel('Throughput (higher is better, log scale)', 'acquire + release pairs per second', throughput, 10, 10, width - 20, 320),
+    panel(
+      'Throughput (higher is better, log scale)',
+      'acquire + release pairs per second',
+      throughput,
+      10,
+      10,
+      width - 20,
+      320,
+    ),
     panel('Scenario 3: wait p99 under contention (lower is better, log scale)', 'ms', waits, 10, 330, width - 20, 310),
     legend,
     `<text x="${width - 10}" y="690" class="axis" text-anchor="end">${escape(`${results.date.slice(0, 10)} · ${machine.cpus} cores · Node ${machine.node} · Redis ${machine.redis}`)}</text>`,

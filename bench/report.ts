@@ -21,7 +21,12 @@ export interface BenchResults {
 }
 
 const int = (value: number): string => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '–');
-const ms = (value: number): string => (!Number.isFinite(value) ? '–' : value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(value >= 10 ? 1 : 2));
+const ms = (value: number): string =>
+  !Number.isFinite(value)
+    ? '–'
+    : value >= 100
+      ? Math.round(value).toLocaleString('en-US')
+      : value.toFixed(value >= 10 ? 1 : 2);
 const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 
 function table(header: string[], rows: string[][]): string {
@@ -37,19 +42,50 @@ export function renderTable(results: BenchResults): string {
     '',
     '1. One client, acquire + release in a loop (floor: two bare EVALSHA round trips)',
     '',
-    table(['library', 'pairs/s', 'of floor'], results.single.map((row) => [row.library, int(row.pairsPerSec), fixed(row.ofFloor ?? Number.NaN, 2)])),
+    table(
+      ['library', 'pairs/s', 'of floor'],
+      results.single.map((row) => [row.library, int(row.pairsPerSec), fixed(row.ofFloor ?? Number.NaN, 2)]),
+    ),
     '',
     `2. ${results.concurrent.length > 0 ? 'Concurrent tasks, one key each' : ''}`,
     '',
-    table(['library', 'pairs/s'], results.concurrent.map((row) => [row.library, int(row.pairsPerSec)])),
+    table(
+      ['library', 'pairs/s'],
+      results.concurrent.map((row) => [row.library, int(row.pairsPerSec)]),
+    ),
     '',
     '3. Worker processes contending for one key (times in ms)',
     '',
     table(
-      ['library', 'W', 'hold', 'acq/s', 'util', 'wait p50', 'wait p99', 'wait max', 'gap p50', 'gap p99', 'Jain', 'overlaps', 'gave up'],
+      [
+        'library',
+        'W',
+        'hold',
+        'acq/s',
+        'util',
+        'wait p50',
+        'wait p99',
+        'wait max',
+        'gap p50',
+        'gap p99',
+        'Jain',
+        'overlaps',
+        'gave up',
+      ],
       results.contention.map((row) => [
-        row.library, String(row.workers), String(row.holdMs), int(row.acquisitionsPerSec), fixed(row.utilisation, 2), ms(row.waitP50), ms(row.waitP99),
-        ms(row.waitMax), ms(row.gapP50), ms(row.gapP99), fixed(row.jain, 3), String(row.overlaps), String(row.failures + row.unanswered),
+        row.library,
+        String(row.workers),
+        String(row.holdMs),
+        int(row.acquisitionsPerSec),
+        fixed(row.utilisation, 2),
+        ms(row.waitP50),
+        ms(row.waitP99),
+        ms(row.waitMax),
+        ms(row.gapP50),
+        ms(row.gapP99),
+        fixed(row.jain, 3),
+        String(row.overlaps),
+        String(row.failures + row.unanswered),
       ]),
     ),
     '',
@@ -61,13 +97,24 @@ export function renderTable(results: BenchResults): string {
     '',
     table(
       ['library', 'held locks', 'period (ms)', 'commands sent/period', 'budget (N/50)', 'run inside scripts/period'],
-      results.watchdog.map((row) => [row.library, int(row.locks), int(row.periodMs), fixed(row.commandsPerPeriod, 1), int(row.budget), int(row.innerPerPeriod)]),
+      results.watchdog.map((row) => [
+        row.library,
+        int(row.locks),
+        int(row.periodMs),
+        fixed(row.commandsPerPeriod, 1),
+        int(row.budget),
+        int(row.innerPerPeriod),
+      ]),
     ),
     '',
     '5. Acquire latency over independent servers (ms)',
     '',
-    table(['library', 'servers', 'acquire p50', 'acquire p99'], results.multi.map((row) => [row.library, String(row.servers), ms(row.acquireP50), ms(row.acquireP99)])),
+    table(
+      ['library', 'servers', 'acquire p50', 'acquire p99'],
+      results.multi.map((row) => [row.library, String(row.servers), ms(row.acquireP50), ms(row.acquireP99)]),
+    ),
   ];
-  if (results.missing.length > 0) parts.push('', `Not measured (missing in this checkout): ${results.missing.join('; ')}`);
+  if (results.missing.length > 0)
+    parts.push('', `Not measured (missing in this checkout): ${results.missing.join('; ')}`);
   return parts.join('\n');
 }

@@ -18,8 +18,30 @@ import { multiServer } from './scenarios/multi.js';
 import { concurrentTasks, singleClient } from './scenarios/single.js';
 import { watchdogCost } from './scenarios/watchdog.js';
 
-const FULL = { throughput: { sliceMs: 500, rounds: 6 }, tasks: 64, workers: [8, 16], holds: [1, 5], windowMs: 5_000, graceMs: 5_000, held: 10_000, watchdogTimeout: 3_000, periods: 5, iterations: 1_000 };
-const QUICK = { throughput: { sliceMs: 60, rounds: 1 }, tasks: 8, workers: [2], holds: [1], windowMs: 300, graceMs: 1_000, held: 300, watchdogTimeout: 600, periods: 1, iterations: 20 };
+const FULL = {
+  throughput: { sliceMs: 500, rounds: 6 },
+  tasks: 64,
+  workers: [8, 16],
+  holds: [1, 5],
+  windowMs: 5_000,
+  graceMs: 5_000,
+  held: 10_000,
+  watchdogTimeout: 3_000,
+  periods: 5,
+  iterations: 1_000,
+};
+const QUICK = {
+  throughput: { sliceMs: 60, rounds: 1 },
+  tasks: 8,
+  workers: [2],
+  holds: [1],
+  windowMs: 300,
+  graceMs: 1_000,
+  held: 300,
+  watchdogTimeout: 600,
+  periods: 1,
+  iterations: 20,
+};
 
 const { values } = parseArgs({
   options: {
@@ -37,7 +59,8 @@ const { values } = parseArgs({
   },
 });
 const base = values.quick ? QUICK : FULL;
-const numbers = (list: string | undefined, fallback: number[]): number[] => (list ? list.split(',').map(Number) : fallback);
+const numbers = (list: string | undefined, fallback: number[]): number[] =>
+  list ? list.split(',').map(Number) : fallback;
 const config = { ...base, workers: numbers(values.workers, base.workers), holds: numbers(values.holds, base.holds) };
 const selected = new Set(numbers(values.scenarios, [1, 2, 3, 4, 5]));
 const outDir = values.out ?? (values.quick ? tmpdir() : fileURLToPath(new URL('./results/', import.meta.url)));
@@ -65,22 +88,36 @@ async function main(): Promise<void> {
     const wanted = values.libraries?.split(',');
     const libs = libraries().filter((library) => !wanted || wanted.includes(library.name));
     const missing: string[] = [];
-    progress(`redis-server ${/redis_version:(\S+)/.exec(info)?.[1] ?? '?'} on port ${servers[0]!.port}; libraries: ${libs.map((l) => l.name).join(', ')}`);
+    progress(
+      `redis-server ${/redis_version:(\S+)/.exec(info)?.[1] ?? '?'} on port ${servers[0]!.port}; libraries: ${libs.map((l) => l.name).join(', ')}`,
+    );
 
     progress('[1/5] one client, acquire + release loop');
     const single = selected.has(1) ? await singleClient(redis, libs, config.throughput, progress) : [];
     progress(`[2/5] ${config.tasks} concurrent tasks on ${config.tasks} keys`);
-    const concurrent = selected.has(2) ? await concurrentTasks(redis, libs, config.tasks, config.throughput, progress) : [];
+    const concurrent = selected.has(2)
+      ? await concurrentTasks(redis, libs, config.tasks, config.throughput, progress)
+      : [];
 
     progress(`[3/5] contention: starting ${Math.max(...config.workers)} worker processes`);
     pool = selected.has(3) ? await WorkerPool.start(Math.max(...config.workers)) : undefined;
     const contention: ContentionResult[] = [];
     const floor = pool ? await pool.notificationFloor(servers[0]!.port, values.quick ? 20 : 500) : undefined;
-    if (floor) progress(`  notification floor (PUBLISH to another process): p50 ${floor.p50.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`);
+    if (floor)
+      progress(
+        `  notification floor (PUBLISH to another process): p50 ${floor.p50.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`,
+      );
     for (const workers of pool ? config.workers : []) {
       for (const holdMs of config.holds) {
         for (const library of libs) {
-          const result = await pool!.run(library.name, workers, holdMs, servers[0]!.port, config.windowMs, config.graceMs);
+          const result = await pool!.run(
+            library.name,
+            workers,
+            holdMs,
+            servers[0]!.port,
+            config.windowMs,
+            config.graceMs,
+          );
           contention.push(result);
           progress(
             `  W=${workers} hold ${holdMs} ms ${library.name}: ${Math.round(result.acquisitionsPerSec)} acq/s, ` +
@@ -94,17 +131,34 @@ async function main(): Promise<void> {
     pool = undefined;
 
     progress(`[4/5] watchdog: ${config.held} held locks, watchdogTimeout ${config.watchdogTimeout} ms`);
-    const watchdog = !selected.has(4) ? [] : await watchdogCost(() => open(servers[0]!), redis, config.held, config.watchdogTimeout, config.periods, progress);
+    const watchdog = !selected.has(4)
+      ? []
+      : await watchdogCost(
+          () => open(servers[0]!),
+          redis,
+          config.held,
+          config.watchdogTimeout,
+          config.periods,
+          progress,
+        );
 
     progress('[5/5] MultiLock over 3 and RedLock over 5 servers');
     if (selected.has(5)) servers.push(...(await Promise.all(Array.from({ length: 4 }, () => startRedisServer()))));
     const multi = selected.has(5) ? await multiServer([redis, ...servers.slice(1).map(open)], config.iterations) : [];
-    for (const row of multi) progress(`  ${row.library} (${row.servers} servers): p50 ${row.acquireP50.toFixed(2)} ms, p99 ${row.acquireP99.toFixed(2)} ms`);
+    for (const row of multi)
+      progress(
+        `  ${row.library} (${row.servers} servers): p50 ${row.acquireP50.toFixed(2)} ms, p99 ${row.acquireP99.toFixed(2)} ms`,
+      );
 
     const results: BenchResults = {
       date: new Date().toISOString(),
       quick: values.quick,
-      machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? '?', node: process.version, redis: /redis_version:(\S+)/.exec(info)?.[1] ?? '?' },
+      machine: {
+        cpus: cpus().length,
+        cpu: cpus()[0]?.model ?? '?',
+        node: process.version,
+        redis: /redis_version:(\S+)/.exec(info)?.[1] ?? '?',
+      },
       durationSec: 0,
       single,
       concurrent,

@@ -39,11 +39,20 @@ export interface ContentionStats {
  * the true hold (confirmed after it began, released before it ended), so two that intersect are a
  * real overlap. Waits still pending at the end count with what they had waited so far.
  */
-export function contentionStats(intervals: readonly Interval[], pendingWaits: readonly number[], workers: number, start: number, end: number): ContentionStats {
+export function contentionStats(
+  intervals: readonly Interval[],
+  pendingWaits: readonly number[],
+  workers: number,
+  start: number,
+  end: number,
+): ContentionStats {
   const wall = end - start;
-  const inWindow = intervals.filter((interval) => interval.got >= start && interval.got < end).sort((a, b) => a.got - b.got);
+  const inWindow = intervals
+    .filter((interval) => interval.got >= start && interval.got < end)
+    .sort((a, b) => a.got - b.got);
   let held = 0;
-  for (const interval of intervals) held += Math.max(0, Math.min(end, interval.released) - Math.max(start, interval.got));
+  for (const interval of intervals)
+    held += Math.max(0, Math.min(end, interval.released) - Math.max(start, interval.got));
   const sorted = [...intervals].sort((a, b) => a.got - b.got);
   let overlaps = 0;
   for (let i = 1; i < sorted.length; i++) if (sorted[i]!.got < sorted[i - 1]!.released) overlaps++;
@@ -55,7 +64,9 @@ export function contentionStats(intervals: readonly Interval[], pendingWaits: re
     if (previous.worker === current.worker) self++;
     else gaps.push(current.got - previous.released);
   }
-  const waits = intervals.filter((interval) => interval.want >= start && interval.want < end).map((interval) => interval.got - interval.want);
+  const waits = intervals
+    .filter((interval) => interval.want >= start && interval.want < end)
+    .map((interval) => interval.got - interval.want);
   waits.push(...pendingWaits);
   const shares = Array.from({ length: workers }, () => 0);
   for (const interval of inWindow) shares[interval.worker]!++;

@@ -86,14 +86,19 @@ async function run(message: RunMessage): Promise<DoneMessage> {
   let failures = 0;
   await sleep(Math.max(0, message.start - now()));
   const ac = new AbortController();
-  const cut = sleep(Math.max(0, message.cutoff - now()), 'cut' as const, { signal: ac.signal }).catch(() => 'cut' as const);
+  const cut = sleep(Math.max(0, message.cutoff - now()), 'cut' as const, { signal: ac.signal }).catch(
+    () => 'cut' as const,
+  );
   while (now() < message.end) {
     const want = now();
     let acquired = false;
     while (!acquired && now() < message.cutoff) {
       // The application's retry: a library that gives up (redlock's retryCount, redis-semaphore's
       // acquireTimeout) is asked again, so the wait measured is the whole time until the lock came.
-      const attempt = lock.acquire().then(() => true, () => false);
+      const attempt = lock.acquire().then(
+        () => true,
+        () => false,
+      );
       const outcome = await Promise.race([attempt, cut]);
       if (outcome === 'cut') {
         // Still waiting at the cutoff: release if it ever comes, and report the wait so far.
@@ -121,7 +126,8 @@ async function run(message: RunMessage): Promise<DoneMessage> {
 
 process.on('message', (message: RunMessage | ProbeMessage | { type: 'exit' }) => {
   if (message.type === 'exit') process.exit(0);
-  else if (message.type === 'probe') void probe(message).then((latencies) => process.send?.({ type: 'probed', latencies }));
+  else if (message.type === 'probe')
+    void probe(message).then((latencies) => process.send?.({ type: 'probed', latencies }));
   else void run(message).then((done) => process.send?.(done));
 });
 process.send?.({ type: 'ready' });

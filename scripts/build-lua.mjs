@@ -29,8 +29,13 @@ export function render() {
   ];
   const names = [];
   for (const file of luaFiles(root)) {
-    const name = relative(root, file).split(sep).join('/').replace(/\.lua$/, '');
-    const source = readFileSync(file, 'utf8').replace(/^--!include (\S+)\n/gm, (_, path) => readFileSync(join(root, path), 'utf8'));
+    const name = relative(root, file)
+      .split(sep)
+      .join('/')
+      .replace(/\.lua$/, '');
+    const source = readFileSync(file, 'utf8').replace(/^--!include (\S+)\n/gm, (_, path) =>
+      readFileSync(join(root, path), 'utf8'),
+    );
     const sha = createHash('sha1').update(source).digest('hex');
     names.push(camel(name));
     lines.push(`export const ${camel(name)}: LuaScript = Object.freeze({`);

@@ -15,7 +15,10 @@ import { createStripedLock, type StripedLock } from './primitives/striped-lock.j
 import { createFairLock } from './primitives/fair-lock.js';
 import { createFencedLock, type FencedLock } from './primitives/fenced-lock.js';
 import { createSpinLock, resolveBackoff, type SpinBackoff } from './primitives/spin-lock.js';
-import { createPermitExpirableSemaphore, type PermitExpirableSemaphore } from './primitives/permit-expirable-semaphore.js';
+import {
+  createPermitExpirableSemaphore,
+  type PermitExpirableSemaphore,
+} from './primitives/permit-expirable-semaphore.js';
 import { createSemaphore, type Semaphore } from './primitives/semaphore.js';
 import { toConnection, type RedisClientLike } from './redis/to-connection.js';
 import { createScriptRunner, withBoundedSubscribe } from './redis/script-runner.js';

@@ -1,5 +1,11 @@
 export { LockClient, type LockClientEvents } from './client.js';
-export { DEFAULTS, type LockClientOptions, type LockOptions, type ResolvedOptions, type TryLockOptions } from './options.js';
+export {
+  DEFAULTS,
+  type LockClientOptions,
+  type LockOptions,
+  type ResolvedOptions,
+  type TryLockOptions,
+} from './options.js';
 export type { Lock, LockLease } from './lock.js';
 export type { IndexedMemberFailure } from './engine/quorum.js';
 export type { ReadWriteLock } from './primitives/read-write-lock.js';
@@ -8,7 +14,11 @@ export type { StripedLock } from './primitives/striped-lock.js';
 export type { FencedLock } from './primitives/fenced-lock.js';
 export { SPIN_BACKOFF_DEFAULTS, type SpinBackoff } from './primitives/spin-lock.js';
 export type { Semaphore, SemaphoreAcquireOptions, SemaphoreTryAcquireOptions } from './primitives/semaphore.js';
-export type { PermitExpirableSemaphore, PermitAcquireOptions, PermitTryAcquireOptions } from './primitives/permit-expirable-semaphore.js';
+export type {
+  PermitExpirableSemaphore,
+  PermitAcquireOptions,
+  PermitTryAcquireOptions,
+} from './primitives/permit-expirable-semaphore.js';
 export {
   LatchkeyError,
   LockAcquireTimeoutError,

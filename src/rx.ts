@@ -7,7 +7,9 @@ import { Observable } from 'rxjs';
 
 /** A primitive's methods, each returning a cold Observable of what the method resolves with. */
 export type RxStyle<T> = {
-  readonly [K in keyof T as T[K] extends (...args: never[]) => unknown ? K : never]: T[K] extends (...args: infer A) => infer R
+  readonly [K in keyof T as T[K] extends (...args: never[]) => unknown ? K : never]: T[K] extends (
+    ...args: infer A
+  ) => infer R
     ? (...args: A) => Observable<Awaited<R>>
     : never;
 };
@@ -60,7 +62,11 @@ function withSignal(target: object, method: string, args: readonly unknown[], si
 /** Every method name of `target` along its prototype chain (not accessors, not the constructor). */
 function methodNames(target: object): string[] {
   const names = new Set<string>();
-  for (let proto: object | null = target; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+  for (
+    let proto: object | null = target;
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
     for (const name of Object.getOwnPropertyNames(proto)) {
       if (name === 'constructor' || name.startsWith('_')) continue;
       const descriptor = Object.getOwnPropertyDescriptor(proto, name);
@@ -114,7 +120,9 @@ function toObservable(target: Record<string, unknown>, method: string, args: rea
  */
 export function toRx<T extends object>(primitive: T): RxStyle<T> {
   if (typeof primitive !== 'object' || primitive === null) {
-    throw new TypeError(`Expected \`primitive\` to be a latchkey primitive object, got ${primitive === null ? 'null' : typeof primitive}`);
+    throw new TypeError(
+      `Expected \`primitive\` to be a latchkey primitive object, got ${primitive === null ? 'null' : typeof primitive}`,
+    );
   }
   const target = primitive as unknown as Record<string, unknown>;
   const rx: Record<string, (...args: unknown[]) => Observable<unknown>> = {};

@@ -13,8 +13,12 @@ after(() => rmSync(out, { recursive: true, force: true }));
 
 function runBench(): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--out', out], { cwd: root, timeout: 90_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`bench failed: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'bench/run.ts', '--quick', '--out', out],
+      { cwd: root, timeout: 90_000 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`bench failed: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr }),
     );
   });
 }
@@ -28,22 +32,38 @@ describe('npm run bench -- --quick', () => {
     const files = readdirSync(out);
     const json = files.find((file) => file.endsWith('.json'));
     assert.ok(json, `no JSON written: ${files.join(', ')}`);
-    assert.ok(files.some((file) => file.endsWith('.svg')), 'no SVG written');
+    assert.ok(
+      files.some((file) => file.endsWith('.svg')),
+      'no SVG written',
+    );
     assert.match(readFileSync(join(out, json.replace(/\.json$/, '.svg')), 'utf8'), /^<svg[^>]*>[\s\S]*<\/svg>\n$/);
     const results = JSON.parse(readFileSync(join(out, json), 'utf8')) as BenchResults;
 
     const libraries = ['latchkey Lock', 'latchkey FairLock', 'redlock', 'redis-semaphore'];
-    assert.deepEqual(results.single.map((row) => row.library), ['floor (2 x EVALSHA)', ...libraries]);
-    assert.deepEqual(results.concurrent.map((row) => row.library), libraries);
+    assert.deepEqual(
+      results.single.map((row) => row.library),
+      ['floor (2 x EVALSHA)', ...libraries],
+    );
+    assert.deepEqual(
+      results.concurrent.map((row) => row.library),
+      libraries,
+    );
     assert.deepEqual([...new Set(results.contention.map((row) => row.library))], libraries);
     for (const row of [...results.single, ...results.concurrent]) assert.ok(row.pairsPerSec > 0, row.library);
     for (const row of results.contention) {
       assert.equal(row.overlaps, 0, `${row.library}: two holders overlapped`);
       assert.ok(row.acquisitions > 0, `${row.library}: no acquisition`);
     }
-    assert.deepEqual(results.watchdog.map((row) => row.library), ['latchkey Lock', 'redis-semaphore', 'redlock']);
-    assert.deepEqual(results.multi.map((row) => row.library), ['latchkey Lock', 'latchkey MultiLock', 'latchkey RedLock', 'redlock']);
+    assert.deepEqual(
+      results.watchdog.map((row) => row.library),
+      ['latchkey Lock', 'redis-semaphore', 'redlock'],
+    );
+    assert.deepEqual(
+      results.multi.map((row) => row.library),
+      ['latchkey Lock', 'latchkey MultiLock', 'latchkey RedLock', 'redlock'],
+    );
     assert.ok(results.notificationFloor && results.notificationFloor.samples > 0);
-    for (const heading of ['1. One client', '3. Worker processes', '4. Watchdog', '5. Acquire latency']) assert.ok(stdout.includes(heading), heading);
+    for (const heading of ['1. One client', '3. Worker processes', '4. Watchdog', '5. Acquire latency'])
+      assert.ok(stdout.includes(heading), heading);
   });
 });

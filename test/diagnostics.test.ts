@@ -20,7 +20,13 @@ describe('diagnostics channels', () => {
   it('declares latchkey:<area>:<event> channels', () => {
     assert.deepEqual(
       Object.values(diagnosticsChannels).map((channel) => channel.name),
-      ['latchkey:lock:acquire', 'latchkey:lock:release', 'latchkey:lock:renew', 'latchkey:lock:lost', 'latchkey:lock:wait'],
+      [
+        'latchkey:lock:acquire',
+        'latchkey:lock:release',
+        'latchkey:lock:renew',
+        'latchkey:lock:lost',
+        'latchkey:lock:wait',
+      ],
     );
   });
 
@@ -44,7 +50,10 @@ describe('diagnostics channels', () => {
       assert.ok(acquire.messages.length >= 2 && acquire.messages[0]!.name === 'observed');
       assert.equal(release.messages[0]!.holds, 0);
       assert.ok(renew.messages.some((message) => message.name === 'observed'));
-      assert.deepEqual(wait.messages.map((message) => message.phase), ['start', 'end']);
+      assert.deepEqual(
+        wait.messages.map((message) => message.phase),
+        ['start', 'end'],
+      );
       assert.equal(lost.messages.length, 1);
       assert.match(String(lost.messages[0]!.reason), /no longer held/);
     } finally {

@@ -7,7 +7,9 @@ import { assertNoKeyWithoutTtl } from './helpers/leftovers.js';
 import { startServer, type TestServer } from './helpers/redis.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const examples = readdirSync(`${root}examples`).filter((file) => file.endsWith('.ts')).sort();
+const examples = readdirSync(`${root}examples`)
+  .filter((file) => file.endsWith('.ts'))
+  .sort();
 let server: TestServer;
 
 before(async () => {

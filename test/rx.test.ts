@@ -15,7 +15,11 @@ before(async () => {
 /** Every method name along the prototype chain, as toRx should mirror them. */
 function methodNames(object: object): string[] {
   const names = new Set<string>();
-  for (let proto: object | null = object; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+  for (
+    let proto: object | null = object;
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
     for (const name of Object.getOwnPropertyNames(proto)) {
       const value = Object.getOwnPropertyDescriptor(proto, name)?.value as unknown;
       if (name !== 'constructor' && !name.startsWith('_') && typeof value === 'function') names.add(name);
@@ -48,7 +52,10 @@ describe('toRx: Lock', () => {
     assert.equal(await firstValueFrom(second.tryLock({ waitTime: 50 })), false);
     await assert.rejects(firstValueFrom(second.unlock()), { name: 'LockNotHeldError' });
     await assert.rejects(firstValueFrom(second.tryLock({ waitTime: -1 })), { name: 'RangeError' });
-    await assert.rejects(firstValueFrom(second.tryLock({ signal: 'x' as unknown as AbortSignal })), { name: 'TypeError', message: /`signal`/ });
+    await assert.rejects(firstValueFrom(second.tryLock({ signal: 'x' as unknown as AbortSignal })), {
+      name: 'TypeError',
+      message: /`signal`/,
+    });
     await firstValueFrom(first.unlock());
   });
 
@@ -76,7 +83,9 @@ describe('toRx: Lock', () => {
     const holder = server.lockClient().getLock('rx-own-signal');
     await holder.lock();
     const controller = new AbortController();
-    const waiting = firstValueFrom(toRx(server.lockClient().getLock('rx-own-signal')).tryLock({ waitTime: 5_000, signal: controller.signal }));
+    const waiting = firstValueFrom(
+      toRx(server.lockClient().getLock('rx-own-signal')).tryLock({ waitTime: 5_000, signal: controller.signal }),
+    );
     await sleep(50);
     controller.abort(new Error('mine'));
     await assert.rejects(waiting, /mine/);

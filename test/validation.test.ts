@@ -9,7 +9,11 @@ before(async () => {
 });
 
 /** Asserts `call` rejects (or throws) with `type` and a message naming `argument`, and nothing reached Redis. */
-async function refused(call: () => unknown, type: typeof TypeError | typeof RangeError, argument: string): Promise<void> {
+async function refused(
+  call: () => unknown,
+  type: typeof TypeError | typeof RangeError,
+  argument: string,
+): Promise<void> {
   const admin = server.client();
   await admin.config('RESETSTAT');
   await assert.rejects(

@@ -30,16 +30,30 @@ export class WorkerPool {
   private constructor(private readonly children: ChildProcess[]) {}
 
   static async start(size: number): Promise<WorkerPool> {
-    const children = Array.from({ length: size }, () => fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-    await Promise.all(children.map((child) => new Promise<void>((resolve, reject) => {
-      child.once('message', () => resolve());
-      child.once('exit', (code) => reject(new Error(`bench worker exited (${code}) before it was ready`)));
-    })));
+    const children = Array.from({ length: size }, () =>
+      fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    );
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve, reject) => {
+            child.once('message', () => resolve());
+            child.once('exit', (code) => reject(new Error(`bench worker exited (${code}) before it was ready`)));
+          }),
+      ),
+    );
     return new WorkerPool(children);
   }
 
   /** Runs `workers` of the pool against one lock and gathers their intervals. */
-  async run(library: string, workers: number, holdMs: number, port: number, windowMs: number, graceMs: number): Promise<ContentionResult> {
+  async run(
+    library: string,
+    workers: number,
+    holdMs: number,
+    port: number,
+    windowMs: number,
+    graceMs: number,
+  ): Promise<ContentionResult> {
     const start = performance.timeOrigin + performance.now() + 200;
     const end = start + windowMs;
     const cutoff = end + graceMs;
@@ -62,7 +76,11 @@ export class WorkerPool {
     const pending = results.flatMap((result) => result.pending);
     const stats = contentionStats(intervals, pending, workers, start, end);
     // For profiling a run: BENCH_DUMP=dir writes every interval of every run there.
-    if (process.env.BENCH_DUMP) writeFileSync(join(process.env.BENCH_DUMP, `${lockName.replace(/[^\w.-]+/g, '_')}.json`), JSON.stringify(intervals));
+    if (process.env.BENCH_DUMP)
+      writeFileSync(
+        join(process.env.BENCH_DUMP, `${lockName.replace(/[^\w.-]+/g, '_')}.json`),
+        JSON.stringify(intervals),
+      );
     const failures = results.reduce((sum, result) => sum + result.failures, 0);
     return { library, workers, holdMs, ...stats, failures, unanswered: pending.length };
   }
@@ -92,10 +110,15 @@ export class WorkerPool {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.children.map((child) => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.send({ type: 'exit' });
-    })));
+    await Promise.all(
+      this.children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.send({ type: 'exit' });
+          }),
+      ),
+    );
   }
 }

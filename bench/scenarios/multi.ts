@@ -12,7 +12,11 @@ export interface LatencyResult {
   acquireP99: number;
 }
 
-async function latencies(iterations: number, acquire: () => Promise<void>, release: () => Promise<void>): Promise<number[]> {
+async function latencies(
+  iterations: number,
+  acquire: () => Promise<void>,
+  release: () => Promise<void>,
+): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < iterations + 20; i++) {
     const started = performance.now();
@@ -34,12 +38,43 @@ export async function multiServer(redis: readonly Redis[], iterations: number): 
   const results: LatencyResult[] = [];
   try {
     const plain = clients[0]!.getLock('bench:multi:plain');
-    results.push(result('latchkey Lock', 1, await latencies(iterations, () => plain.lock(), () => plain.unlock())));
-    const members = (name: string, count: number): Lock[] => clients.slice(0, count).map((client) => client.getLock(name));
+    results.push(
+      result(
+        'latchkey Lock',
+        1,
+        await latencies(
+          iterations,
+          () => plain.lock(),
+          () => plain.unlock(),
+        ),
+      ),
+    );
+    const members = (name: string, count: number): Lock[] =>
+      clients.slice(0, count).map((client) => client.getLock(name));
     const multi = clients[0]!.getMultiLock(...members('bench:multi:multi', 3));
-    results.push(result('latchkey MultiLock', 3, await latencies(iterations, () => multi.lock(), () => multi.unlock())));
+    results.push(
+      result(
+        'latchkey MultiLock',
+        3,
+        await latencies(
+          iterations,
+          () => multi.lock(),
+          () => multi.unlock(),
+        ),
+      ),
+    );
     const red = clients[0]!.getRedLock(...members('bench:multi:red', 5));
-    results.push(result('latchkey RedLock', 5, await latencies(iterations, () => red.lock(), () => red.unlock())));
+    results.push(
+      result(
+        'latchkey RedLock',
+        5,
+        await latencies(
+          iterations,
+          () => red.lock(),
+          () => red.unlock(),
+        ),
+      ),
+    );
     const redlock = new Redlock([...redis]);
     redlock.on('error', () => undefined);
     let held: Awaited<ReturnType<Redlock['acquire']>> | undefined;

@@ -37,7 +37,6 @@ export async function libraryLoop(session: BenchSession, name: string, until: ()
   return pairs;
 }
 
-
 /** Runs `loop` for `ms` and returns pairs per second. */
 export async function timed(ms: number, loop: (until: () => boolean) => Promise<number>): Promise<number> {
   const started = performance.now();
@@ -63,7 +62,11 @@ interface Contestant {
  * median rate: load from other processes on a shared machine then hits every library alike
  * instead of whichever happened to run at that moment. The first round only warms up.
  */
-async function interleaved(contestants: readonly Contestant[], sliceMs: number, rounds: number): Promise<Map<string, number>> {
+async function interleaved(
+  contestants: readonly Contestant[],
+  sliceMs: number,
+  rounds: number,
+): Promise<Map<string, number>> {
   const rates = new Map<string, number[]>(contestants.map((contestant) => [contestant.name, []]));
   for (let round = 0; round <= rounds; round++) {
     for (let i = 0; i < contestants.length; i++) {
@@ -75,7 +78,11 @@ async function interleaved(contestants: readonly Contestant[], sliceMs: number, 
   return new Map([...rates].map(([name, values]) => [name, median(values)]));
 }
 
-async function openAll<T>(libs: readonly BenchLibrary[], redis: Redis, fn: (sessions: BenchSession[]) => Promise<T>): Promise<T> {
+async function openAll<T>(
+  libs: readonly BenchLibrary[],
+  redis: Redis,
+  fn: (sessions: BenchSession[]) => Promise<T>,
+): Promise<T> {
   const sessions = libs.map((library) => library.open(redis));
   try {
     return await fn(sessions);
@@ -90,12 +97,20 @@ export interface ThroughputOptions {
 }
 
 /** Scenario 1: one client, acquire + release in a loop, next to the floor. */
-export async function singleClient(redis: Redis, libs: readonly BenchLibrary[], options: ThroughputOptions, progress: (line: string) => void): Promise<ThroughputResult[]> {
+export async function singleClient(
+  redis: Redis,
+  libs: readonly BenchLibrary[],
+  options: ThroughputOptions,
+  progress: (line: string) => void,
+): Promise<ThroughputResult[]> {
   const floorName = 'floor (2 x EVALSHA)';
   return openAll(libs, redis, async (sessions) => {
     const contestants: Contestant[] = [
       { name: floorName, loop: (until) => floorLoop(redis, 'bench:floor', until) },
-      ...libs.map((library, i) => ({ name: library.name, loop: (until: () => boolean) => libraryLoop(sessions[i]!, `bench:single:${library.name}`, until) })),
+      ...libs.map((library, i) => ({
+        name: library.name,
+        loop: (until: () => boolean) => libraryLoop(sessions[i]!, `bench:single:${library.name}`, until),
+      })),
     ];
     const rates = await interleaved(contestants, options.sliceMs, options.rounds);
     const floor = rates.get(floorName)!;

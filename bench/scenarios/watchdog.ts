@@ -31,11 +31,24 @@ async function calls(admin: Redis): Promise<{ sent: number; inner: number }> {
   return { sent, inner };
 }
 
-async function measure(admin: Redis, library: string, count: number, periodMs: number, periods: number): Promise<WatchdogResult> {
+async function measure(
+  admin: Redis,
+  library: string,
+  count: number,
+  periodMs: number,
+  periods: number,
+): Promise<WatchdogResult> {
   await admin.config('RESETSTAT');
   await sleep(periodMs * periods);
   const { sent, inner } = await calls(admin);
-  return { library, locks: count, periodMs, commandsPerPeriod: sent / periods, innerPerPeriod: inner / periods, budget: count / 50 };
+  return {
+    library,
+    locks: count,
+    periodMs,
+    commandsPerPeriod: sent / periods,
+    innerPerPeriod: inner / periods,
+    budget: count / 50,
+  };
 }
 
 async function inChunks<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
@@ -43,7 +56,13 @@ async function inChunks<T>(items: readonly T[], fn: (item: T) => Promise<unknown
 }
 
 /** latchkey: `count` locks held by one client, renewed by its one watchdog every watchdogTimeout / 3. */
-async function latchkey(redis: Redis, admin: Redis, count: number, leaseMs: number, periods: number): Promise<WatchdogResult> {
+async function latchkey(
+  redis: Redis,
+  admin: Redis,
+  count: number,
+  leaseMs: number,
+  periods: number,
+): Promise<WatchdogResult> {
   const client = new LockClient(redis, { watchdogTimeout: leaseMs });
   try {
     const locks = Array.from({ length: count }, (_, i) => client.getLock(`bench:held:${i}`));
@@ -58,11 +77,20 @@ async function latchkey(redis: Redis, admin: Redis, count: number, leaseMs: numb
 }
 
 /** redis-semaphore: `count` Mutexes with lockTimeout = lease, each refreshing itself (every 0.8 x lease). */
-async function redisSemaphore(redis: Redis, admin: Redis, count: number, leaseMs: number, periods: number): Promise<WatchdogResult> {
+async function redisSemaphore(
+  redis: Redis,
+  admin: Redis,
+  count: number,
+  leaseMs: number,
+  periods: number,
+): Promise<WatchdogResult> {
   // Its default onLockLost throws from a timer: on a loaded machine one late refresh would crash the run.
   let lost = 0;
   const onLockLost = (): void => void lost++;
-  const mutexes = Array.from({ length: count }, (_, i) => new Mutex(redis, `bench:held-rs:${i}`, { lockTimeout: leaseMs, onLockLost }));
+  const mutexes = Array.from(
+    { length: count },
+    (_, i) => new Mutex(redis, `bench:held-rs:${i}`, { lockTimeout: leaseMs, onLockLost }),
+  );
   await inChunks(mutexes, (mutex) => mutex.acquire());
   const result = await measure(admin, 'redis-semaphore', count, leaseMs * 0.8, periods);
   await inChunks(mutexes, (mutex) => mutex.release().catch(() => undefined));
@@ -71,7 +99,13 @@ async function redisSemaphore(redis: Redis, admin: Redis, count: number, leaseMs
 }
 
 /** redlock: `count` routines in `using` (auto-extended 500 ms before the lease runs out). */
-async function redlock(redis: Redis, admin: Redis, count: number, leaseMs: number, periods: number): Promise<WatchdogResult> {
+async function redlock(
+  redis: Redis,
+  admin: Redis,
+  count: number,
+  leaseMs: number,
+  periods: number,
+): Promise<WatchdogResult> {
   const instance = new Redlock([redis]);
   instance.on('error', () => undefined);
   let finish: () => void = () => undefined;
@@ -105,7 +139,9 @@ export async function watchdogCost(
   for (const run of [latchkey, redisSemaphore, redlock]) {
     const result = await run(open(), admin, count, leaseMs, periods);
     results.push(result);
-    progress(`  ${result.library}: ${result.commandsPerPeriod.toFixed(1)} commands per ${Math.round(result.periodMs)} ms period (budget ${result.budget})`);
+    progress(
+      `  ${result.library}: ${result.commandsPerPeriod.toFixed(1)} commands per ${Math.round(result.periodMs)} ms period (budget ${result.budget})`,
+    );
   }
   return results;
 }

@@ -50,8 +50,15 @@ export async function runDemo(options: DemoOptions, out: NodeJS.WriteStream = pr
     const redis = new Redis(url);
     try {
       for (const product of products) await redis.set(`${namespace}stock:${product}`, String(options.stock));
-      const tally = await runWorkers(options, { url, namespace, products, deadline: Date.now() + options.seconds * 1_000 }, children, out);
-      const finalStock = await Promise.all(products.map(async (p) => Number(await redis.get(`${namespace}stock:${p}`))));
+      const tally = await runWorkers(
+        options,
+        { url, namespace, products, deadline: Date.now() + options.seconds * 1_000 },
+        children,
+        out,
+      );
+      const finalStock = await Promise.all(
+        products.map(async (p) => Number(await redis.get(`${namespace}stock:${p}`))),
+      );
       return printSummary(options, products, finalStock, tally, out);
     } finally {
       const keys = await redis.keys(`${namespace}*`);
@@ -75,7 +82,8 @@ function runWorkers(
   const total = options.products * options.stock;
   const progress = (): void => {
     const elapsed = (Date.now() - started) / 1_000;
-    const line = `  ${tally.orders}/${total} items sold by ${options.workers} processes  ` +
+    const line =
+      `  ${tally.orders}/${total} items sold by ${options.workers} processes  ` +
       `${(tally.orders / Math.max(elapsed, 0.001)).toFixed(0)} orders/s  wait p99 ${formatMs(percentile(tally.waits, 99))}  ` +
       `overlaps ${tally.overlaps}  ${elapsed.toFixed(1)} s`;
     out.write(out.isTTY ? `\r${line}` : `${line}\n`);
@@ -84,7 +92,9 @@ function runWorkers(
   return new Promise((resolve, reject) => {
     let running = options.workers;
     for (let i = 0; i < options.workers; i++) {
-      const child = fork(process.argv[1]!, ['demo-worker', JSON.stringify(settings)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = fork(process.argv[1]!, ['demo-worker', JSON.stringify(settings)], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       children.push(child);
       child.on('message', (message: WorkerMessage) => {
         if (message.type !== 'order') return;

@@ -25,7 +25,14 @@ export async function readKeys(redis: Redis, prefix: string, pattern: string): P
       const name = parsed?.[2] ?? key;
       const type = await redis.type(key);
       const [[, subscribers]] = [(await redis.pubsub('NUMSUB', `${prefix}{${name}}:released`)) as [string, number]];
-      reports.push({ name, part: parsed?.[3] ?? '', type, ttl: await redis.pttl(key), content: await describeKey(redis, key, type), subscribers: Number(subscribers) });
+      reports.push({
+        name,
+        part: parsed?.[3] ?? '',
+        type,
+        ttl: await redis.pttl(key),
+        content: await describeKey(redis, key, type),
+        subscribers: Number(subscribers),
+      });
     }
   } while (cursor !== '0');
   return reports.sort((a, b) => a.name.localeCompare(b.name) || a.part.localeCompare(b.part));
@@ -35,7 +42,9 @@ async function describeKey(redis: Redis, key: string, type: string): Promise<str
   switch (type) {
     case 'hash': {
       const fields = await redis.hgetall(key);
-      return Object.entries(fields).map(([field, value]) => `${field} x${value}`).join(', ');
+      return Object.entries(fields)
+        .map(([field, value]) => `${field} x${value}`)
+        .join(', ');
     }
     case 'zset': {
       const members = await redis.zrange(key, 0, 9, 'WITHSCORES');
@@ -64,7 +73,9 @@ export async function inspect(url: string, prefix: string, pattern: string): Pro
     }
     for (const row of rows) {
       const ttl = row.ttl === -1 ? 'no expiry' : `ttl ${formatMs(row.ttl)}`;
-      process.stdout.write(`${row.name}  ${row.part || '(key)'}  ${row.type}  ${ttl}  clients waiting: ${row.subscribers}  ${row.content}\n`);
+      process.stdout.write(
+        `${row.name}  ${row.part || '(key)'}  ${row.type}  ${ttl}  clients waiting: ${row.subscribers}  ${row.content}\n`,
+      );
     }
   } finally {
     redis.disconnect();

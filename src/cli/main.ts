@@ -51,10 +51,16 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runDemo } = await import('./demo.js');
       const count = (name: 'workers' | 'products' | 'stock' | 'seconds'): number => {
         const value = Number(values[name]);
-        if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`--${name} must be an integer >= 1, got ${values[name]}`);
+        if (!Number.isSafeInteger(value) || value < 1)
+          throw new RangeError(`--${name} must be an integer >= 1, got ${values[name]}`);
         return value;
       };
-      const ok = await runDemo({ workers: count('workers'), products: count('products'), stock: count('stock'), seconds: count('seconds') });
+      const ok = await runDemo({
+        workers: count('workers'),
+        products: count('products'),
+        stock: count('stock'),
+        seconds: count('seconds'),
+      });
       return ok ? 0 : 1;
     }
     case 'inspect': {

@@ -46,7 +46,9 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -69,7 +71,10 @@ for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
  * Starts a redis-server with no persistence. `extraArgs` are passed as command-line config;
  * `leadingArgs` come first (a config file, for Sentinel).
  */
-export async function startRedisServer(extraArgs: readonly string[] = [], leadingArgs: readonly string[] = []): Promise<RedisProcess> {
+export async function startRedisServer(
+  extraArgs: readonly string[] = [],
+  leadingArgs: readonly string[] = [],
+): Promise<RedisProcess> {
   const bin = findRedisServer();
   let lastError: unknown;
   for (let tries = 0; tries < 5; tries++) {
@@ -83,7 +88,12 @@ export async function startRedisServer(extraArgs: readonly string[] = [], leadin
   throw lastError instanceof Error ? lastError : new Error(String(lastError));
 }
 
-function launch(bin: string, port: number, extraArgs: readonly string[], leadingArgs: readonly string[]): Promise<RedisProcess> {
+function launch(
+  bin: string,
+  port: number,
+  extraArgs: readonly string[],
+  leadingArgs: readonly string[],
+): Promise<RedisProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-redis-'));
   const args = [...leadingArgs, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   args.push('--dir', dir, '--daemonize', 'no', ...extraArgs);
@@ -118,7 +128,8 @@ function launch(bin: string, port: number, extraArgs: readonly string[], leading
       reject(error);
     };
     child.once('error', (error) => fail(new Error(`could not run ${bin}: ${error.message}. ${INSTALL_HINT}`)));
-    const onExit = (code: number | null): void => fail(new Error(`redis-server exited (${code}) on port ${port}: ${output}`));
+    const onExit = (code: number | null): void =>
+      fail(new Error(`redis-server exited (${code}) on port ${port}: ${output}`));
     child.once('exit', onExit);
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();

@@ -13,14 +13,21 @@ export const DEADLINE_MARGIN_MS = 2;
  * from now) has passed. A value that arrives late is handed to `onLate`, so that what it holds
  * (a subscription, a waiter) can be given back instead of leaking.
  */
-export function beforeDeadline<T>(promise: Promise<T>, deadline: number | undefined, onLate: (value: T) => void): Promise<T | undefined> {
+export function beforeDeadline<T>(
+  promise: Promise<T>,
+  deadline: number | undefined,
+  onLate: (value: T) => void,
+): Promise<T | undefined> {
   if (deadline === undefined) return promise;
   return new Promise<T | undefined>((resolve, reject) => {
     let late = false;
-    const timer = setTimeout(() => {
-      late = true;
-      resolve(undefined);
-    }, Math.max(MIN_CALL_MS, deadline - Date.now() + DEADLINE_MARGIN_MS));
+    const timer = setTimeout(
+      () => {
+        late = true;
+        resolve(undefined);
+      },
+      Math.max(MIN_CALL_MS, deadline - Date.now() + DEADLINE_MARGIN_MS),
+    );
     promise.then(
       (value) => {
         clearTimeout(timer);

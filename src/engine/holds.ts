@@ -84,9 +84,15 @@ export class Holds {
     } else if (current.stopRenewal === undefined) {
       // An explicit lease: the hold is known lost the moment the lease runs out.
       if (current.expiryTimer !== undefined) clearTimeout(current.expiryTimer);
-      current.expiryTimer = setTimeout(() => {
-        this.lost(current, new LockLostError(`Lock "${spec.name}" expired: its leaseTime of ${spec.leaseTime} ms ran out`));
-      }, Math.max(0, acquiredAt + spec.leaseTime - Date.now()));
+      current.expiryTimer = setTimeout(
+        () => {
+          this.lost(
+            current,
+            new LockLostError(`Lock "${spec.name}" expired: its leaseTime of ${spec.leaseTime} ms ran out`),
+          );
+        },
+        Math.max(0, acquiredAt + spec.leaseTime - Date.now()),
+      );
       current.expiryTimer.unref();
     }
     publish('acquire', () => ({ name: spec.name, key: spec.key, owner: spec.field, holds: current.count }));
@@ -114,7 +120,12 @@ export class Holds {
     this.drop(hold);
     if (!hold.markLost(error)) return;
     if (!announce) return;
-    publish('lost', () => ({ name: hold.spec.name, key: hold.spec.key, owner: hold.spec.field, reason: error.message }));
+    publish('lost', () => ({
+      name: hold.spec.name,
+      key: hold.spec.key,
+      owner: hold.spec.field,
+      reason: error.message,
+    }));
     this.onLost(hold.spec.name, error);
   }
 

@@ -185,7 +185,10 @@ export class LockHandle implements Lock {
     });
     if (token === undefined) return undefined;
     const { name, key, renewScript } = this.backend;
-    const hold = holds.acquired({ name, key, field: owner, script: renewScript, leaseTime: parsed.leaseTime }, acquiredAt);
+    const hold = holds.acquired(
+      { name, key, field: owner, script: renewScript, leaseTime: parsed.leaseTime },
+      acquiredAt,
+    );
     if (parsed.signal?.aborted) {
       // Aborted while the winning attempt was in flight: leave nothing held.
       await this.releaseHold(owner).catch(() => undefined);

@@ -8,7 +8,6 @@ export function failureReason(error: unknown): 'timeout' | 'error' {
   return error instanceof Error && /did not answer/.test(error.message) ? 'timeout' : 'error';
 }
 
-
 /** Releases one hold of each taken member, all in parallel; returns the members that failed. */
 export async function releaseMembers(taken: readonly TakenMember[]): Promise<MemberReleaseFailure[]> {
   const failures: MemberReleaseFailure[] = [];
@@ -44,7 +43,6 @@ export async function setLease(taken: readonly TakenMember[], leaseMs: number): 
   );
   return failed;
 }
-
 
 /** `"name" #index: reason` for error messages. */
 export function describeFailures(

@@ -22,15 +22,17 @@ export class Waiters {
       const created = new ChannelWaiters();
       entry = created;
       this.#channels.set(channel, created);
-      created.ready = this.connection.subscribe(channel, (message) => created.onMessage(message)).then(
-        (unsubscribe) => {
-          created.unsubscribe = unsubscribe;
-        },
-        (error: unknown) => {
-          if (this.#channels.get(channel) === created) this.#channels.delete(channel);
-          throw error;
-        },
-      );
+      created.ready = this.connection
+        .subscribe(channel, (message) => created.onMessage(message))
+        .then(
+          (unsubscribe) => {
+            created.unsubscribe = unsubscribe;
+          },
+          (error: unknown) => {
+            if (this.#channels.get(channel) === created) this.#channels.delete(channel);
+            throw error;
+          },
+        );
     }
     const waiter = new Waiter(entry, () => this.#leave(channel, entry), id);
     entry.waiters.push(waiter);
@@ -68,7 +70,14 @@ export class Waiters {
     const entries = [...this.#channels.values()];
     this.#channels.clear();
     for (const entry of entries) for (const waiter of entry.waiters) waiter.fail(error);
-    await Promise.all(entries.map((entry) => entry.ready.then(() => entry.unsubscribe?.(), () => undefined)));
+    await Promise.all(
+      entries.map((entry) =>
+        entry.ready.then(
+          () => entry.unsubscribe?.(),
+          () => undefined,
+        ),
+      ),
+    );
   }
 
   /** Number of channels with local waiters (for tests and inspection). */

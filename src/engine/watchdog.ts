@@ -122,7 +122,10 @@ export class Watchdog {
         }
       });
     } catch (error) {
-      this.options.onRenewalError(error, batch.map((entry) => entry.target.name));
+      this.options.onRenewalError(
+        error,
+        batch.map((entry) => entry.target.name),
+      );
       const now = Date.now();
       for (const entry of batch) {
         if (this.#entries.has(entry) && now >= entry.confirmedUntil) {
@@ -134,7 +137,10 @@ export class Watchdog {
 
   #lose(entry: Entry, why: string, cause?: unknown): void {
     this.#entries.delete(entry);
-    const error = new LockLostError(`Lock "${entry.target.name}" was lost: ${why}`, cause === undefined ? undefined : { cause });
+    const error = new LockLostError(
+      `Lock "${entry.target.name}" was lost: ${why}`,
+      cause === undefined ? undefined : { cause },
+    );
     entry.target.onLost(error);
   }
 

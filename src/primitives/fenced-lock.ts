@@ -70,7 +70,8 @@ class FencedLockHandle extends LockHandle implements FencedLock {
   async getToken(): Promise<bigint> {
     this.ctx.assertOpen();
     const token = await this.ctx.run(fencedLockToken, [this.backend.key], []);
-    if (token === null) throw new LockNotHeldError(`Lock "${this.name}" is not held, so it has no current fencing token`);
+    if (token === null)
+      throw new LockNotHeldError(`Lock "${this.name}" is not held, so it has no current fencing token`);
     return BigInt(token as string);
   }
 }

@@ -67,7 +67,11 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
       (reply) => {
         if (reply === null) return;
         const hold = ctx.holds.get(key, owner);
-        if (hold) ctx.holds.lost(hold, new LockLostError(`Lock "${name}" was lost: the hand-over to this owner expired before it was claimed`));
+        if (hold)
+          ctx.holds.lost(
+            hold,
+            new LockLostError(`Lock "${name}" was lost: the hand-over to this owner expired before it was claimed`),
+          );
       },
       () => undefined, // unreachable Redis: the watchdog or the lease timer reports it
     );
@@ -113,7 +117,8 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
       const stopDirect = await beforeDeadline(subscribing, deadline, (late) => void late().catch(() => undefined));
       if (!stopDirect) return undefined;
       const call: WaitCall = { enqueue: true, token: randomId(6), queued: undefined, handedOver: false };
-      const waiterId = (): string | undefined => (call.queued === undefined ? undefined : `${call.queued}|${call.token}`);
+      const waiterId = (): string | undefined =>
+        call.queued === undefined ? undefined : `${call.queued}|${call.token}`;
       const onAddressed = (): void => {
         call.handedOver = true;
       };

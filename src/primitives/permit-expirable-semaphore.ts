@@ -10,7 +10,14 @@ import {
   permitExpirableSemaphoreRelease,
   permitExpirableSemaphoreUpdateLease,
 } from '../scripts/index.js';
-import { checkDuration, checkInteger, checkName, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
+import {
+  checkDuration,
+  checkInteger,
+  checkName,
+  checkOptionalDuration,
+  checkOptions,
+  checkSignal,
+} from '../validate.js';
 
 /** Options of {@link PermitExpirableSemaphore.acquire}. */
 export interface PermitAcquireOptions {
@@ -85,7 +92,9 @@ export class PermitExpirableSemaphore {
   /** Returns a permit; rejects with `LockNotHeldError` when it is unknown, released or expired. */
   async release(permitId: string): Promise<void> {
     if (!(await this.tryRelease(permitId))) {
-      throw new LockNotHeldError(`Cannot release permit ${permitId} of "${this.#name}": it is not held (unknown, released or expired)`);
+      throw new LockNotHeldError(
+        `Cannot release permit ${permitId} of "${this.#name}": it is not held (unknown, released or expired)`,
+      );
     }
   }
 
@@ -107,13 +116,21 @@ export class PermitExpirableSemaphore {
     return (await this.#run(permitExpirableSemaphoreUpdateLease, [permitId, leaseTime])) === 1;
   }
 
-  async #run(script: Parameters<ClientContext['run']>[0], args: (string | number)[], deadline?: number): Promise<number> {
+  async #run(
+    script: Parameters<ClientContext['run']>[0],
+    args: (string | number)[],
+    deadline?: number,
+  ): Promise<number> {
     this.#ctx.assertOpen();
     const reply = await this.#ctx.run(script, this.#keys, [this.#channel, ...args], deadline);
     return reply === null ? Number.NaN : Number(reply);
   }
 
-  async #take(waitTime: number | undefined, leaseTime: number | undefined, signal: AbortSignal | undefined): Promise<string | null> {
+  async #take(
+    waitTime: number | undefined,
+    leaseTime: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<string | null> {
     this.#ctx.assertOpen();
     const attempt = async (deadline: number | undefined): Promise<Attempt<string>> => {
       // A fresh id per attempt: a timed-out attempt is undone by releasing exactly its id.

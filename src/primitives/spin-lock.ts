@@ -42,26 +42,48 @@ export const SPIN_BACKOFF_DEFAULTS: Readonly<Required<SpinBackoff>> = Object.fre
 /** Validates a backoff argument (TypeError / RangeError naming the field) and fills in defaults. */
 export function resolveBackoff(backoff: unknown): Readonly<Required<SpinBackoff>> {
   const given = checkOptions<SpinBackoff>(backoff, 'backoff');
-  const initialDelay = checkDuration(given.initialDelay ?? SPIN_BACKOFF_DEFAULTS.initialDelay, 'backoff.initialDelay', true);
-  const maxDelay = checkDuration(given.maxDelay ?? Math.max(initialDelay, SPIN_BACKOFF_DEFAULTS.maxDelay), 'backoff.maxDelay', true);
+  const initialDelay = checkDuration(
+    given.initialDelay ?? SPIN_BACKOFF_DEFAULTS.initialDelay,
+    'backoff.initialDelay',
+    true,
+  );
+  const maxDelay = checkDuration(
+    given.maxDelay ?? Math.max(initialDelay, SPIN_BACKOFF_DEFAULTS.maxDelay),
+    'backoff.maxDelay',
+    true,
+  );
   if (maxDelay < initialDelay) {
-    throw new RangeError(`Expected \`backoff.maxDelay\` to be >= backoff.initialDelay (${initialDelay}), got ${maxDelay} (number)`);
+    throw new RangeError(
+      `Expected \`backoff.maxDelay\` to be >= backoff.initialDelay (${initialDelay}), got ${maxDelay} (number)`,
+    );
   }
-  const multiplier = checkNumberIn(given.multiplier ?? SPIN_BACKOFF_DEFAULTS.multiplier, 'backoff.multiplier', 1, 1_000);
+  const multiplier = checkNumberIn(
+    given.multiplier ?? SPIN_BACKOFF_DEFAULTS.multiplier,
+    'backoff.multiplier',
+    1,
+    1_000,
+  );
   const jitter = checkNumberIn(given.jitter ?? SPIN_BACKOFF_DEFAULTS.jitter, 'backoff.jitter', 0, 1);
   return Object.freeze({ initialDelay, maxDelay, multiplier, jitter });
 }
 
 function checkNumberIn(value: unknown, argument: string, min: number, max: number): number {
-  if (typeof value !== 'number') throw new TypeError(`Expected \`${argument}\` to be a number, got a value of type ${typeof value}`);
+  if (typeof value !== 'number')
+    throw new TypeError(`Expected \`${argument}\` to be a number, got a value of type ${typeof value}`);
   if (!(value >= min && value <= max)) {
-    throw new RangeError(`Expected \`${argument}\` to be a number from ${min} to ${max}, got ${String(value)} (number)`);
+    throw new RangeError(
+      `Expected \`${argument}\` to be a number from ${min} to ${max}, got ${String(value)} (number)`,
+    );
   }
   return value;
 }
 
 /** The pause before retry number `retry` (0-based), jittered by `random()` in [0, 1). */
-export function backoffDelay(backoff: Readonly<Required<SpinBackoff>>, retry: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  backoff: Readonly<Required<SpinBackoff>>,
+  retry: number,
+  random: () => number = Math.random,
+): number {
   const full = Math.min(backoff.maxDelay, backoff.initialDelay * backoff.multiplier ** retry);
   return full * (1 - backoff.jitter * random());
 }

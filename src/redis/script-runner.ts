@@ -13,9 +13,14 @@ export type ScriptRunner = (
 export function createScriptRunner(connection: RedisConnection, commandTimeout: number): ScriptRunner {
   return (script, keys, args, deadline) => {
     const call = connection.evalScript(script, keys, args);
-    const untilDeadline = deadline === undefined ? Infinity : Math.max(MIN_CALL_MS, deadline - Date.now() + DEADLINE_MARGIN_MS);
+    const untilDeadline =
+      deadline === undefined ? Infinity : Math.max(MIN_CALL_MS, deadline - Date.now() + DEADLINE_MARGIN_MS);
     const limit = Math.min(commandTimeout, untilDeadline);
-    return withTimeout(call, limit, () => new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(limit)} ms`));
+    return withTimeout(
+      call,
+      limit,
+      () => new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(limit)} ms`),
+    );
   };
 }
 
@@ -51,7 +56,9 @@ export function withBoundedSubscribe(connection: RedisConnection, commandTimeout
       subscribing.then((unsubscribe) => (timedOut ? unsubscribe() : undefined)).catch(() => undefined);
       return withTimeout(subscribing, commandTimeout, () => {
         timedOut = true;
-        return new RedisUnavailableError(`Redis did not confirm the subscription to ${channel} within ${commandTimeout} ms`);
+        return new RedisUnavailableError(
+          `Redis did not confirm the subscription to ${channel} within ${commandTimeout} ms`,
+        );
       });
     },
   };

@@ -9,7 +9,10 @@ const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 function runDemo(args: readonly string[]) {
   const env = { ...process.env };
   delete env.REDIS_URL; // the demo must start its own server
-  return spawn(process.execPath, ['--import', 'tsx', main, 'demo', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', main, 'demo', ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 function portOpen(port: number): Promise<boolean> {

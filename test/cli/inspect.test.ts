@@ -46,6 +46,8 @@ describe('npx latchkey inspect / unlock', () => {
     assert.match(stdout, /Unlocked "stuck"/);
     assert.equal(await lock.isLocked(), false);
     // Exit code 1 when there was nothing to unlock.
-    await assert.rejects(cli('unlock', 'stuck', '--force'), (error: { stdout?: string }) => /was not locked/.test(error.stdout ?? ''));
+    await assert.rejects(cli('unlock', 'stuck', '--force'), (error: { stdout?: string }) =>
+      /was not locked/.test(error.stdout ?? ''),
+    );
   });
 });

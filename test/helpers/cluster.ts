@@ -23,12 +23,25 @@ export interface TestCluster {
 
 export async function startCluster(): Promise<TestCluster> {
   const nodes = await Promise.all(
-    [0, 1, 2].map(() => startRedisServer(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'])),
+    [0, 1, 2].map(() =>
+      startRedisServer([
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        '5000',
+      ]),
+    ),
   );
   for (const node of nodes) cleanups.push(() => node.stop(true));
   const admins = nodes.map((node) => new Redis({ port: node.port, host: node.host }));
   try {
-    const ranges = [[0, 5460], [5461, 10922], [10923, 16383]] as const;
+    const ranges = [
+      [0, 5460],
+      [5461, 10922],
+      [10923, 16383],
+    ] as const;
     await Promise.all(admins.map((admin, i) => admin.call('CLUSTER', 'ADDSLOTSRANGE', ranges[i]![0], ranges[i]![1])));
     for (const node of nodes.slice(1)) await admins[0]!.call('CLUSTER', 'MEET', node.host, node.port);
     for (let tries = 0; ; tries++) {
@@ -70,7 +83,10 @@ export async function startSentinel(): Promise<TestSentinel> {
   cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
   const name = 'latchkeyprimary';
   const config = join(dir, 'sentinel.conf');
-  writeFileSync(config, `sentinel monitor ${name} 127.0.0.1 ${primary.port} 1\nsentinel down-after-milliseconds ${name} 5000\n`);
+  writeFileSync(
+    config,
+    `sentinel monitor ${name} 127.0.0.1 ${primary.port} 1\nsentinel down-after-milliseconds ${name} 5000\n`,
+  );
   // redis-server <config> --sentinel: the config file must come first and be writable.
   const sentinel = await startRedisServer([], [config, '--sentinel']);
   cleanups.push(() => sentinel.stop(true));

@@ -30,7 +30,11 @@ for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
 }
 
 /** Starts `test/fixtures/<name>.ts` with `args`. */
-export function startFixture(name: string, args: readonly (string | number)[], env: NodeJS.ProcessEnv = {}): FixtureProcess {
+export function startFixture(
+  name: string,
+  args: readonly (string | number)[],
+  env: NodeJS.ProcessEnv = {},
+): FixtureProcess {
   const file = fileURLToPath(new URL(`../fixtures/${name}.ts`, import.meta.url));
   return startTs(file, args, env);
 }
@@ -64,9 +68,13 @@ export function startTs(file: string, args: readonly (string | number)[], env: N
     new Promise((resolve, reject) => {
       const check = (): void => {
         if (lines.includes(line)) finish(resolve);
-        else if (exitedFlag || child.exitCode !== null || child.signalCode !== null) finish(() => reject(new Error(`fixture exited before printing "${line}"; printed: ${lines.join(' | ')}`)));
+        else if (exitedFlag || child.exitCode !== null || child.signalCode !== null)
+          finish(() => reject(new Error(`fixture exited before printing "${line}"; printed: ${lines.join(' | ')}`)));
       };
-      const timer = setTimeout(() => finish(() => reject(new Error(`fixture did not print "${line}" within ${timeoutMs} ms`))), timeoutMs);
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`fixture did not print "${line}" within ${timeoutMs} ms`))),
+        timeoutMs,
+      );
       const finish = (settle: () => void): void => {
         clearTimeout(timer);
         listeners.delete(check);
@@ -79,4 +87,5 @@ export function startTs(file: string, args: readonly (string | number)[], env: N
 }
 
 /** Polls `predicate` until it holds; rejects after `timeoutMs`. */
-export const until = (predicate: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> => eventually(predicate, timeoutMs);
+export const until = (predicate: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> =>
+  eventually(predicate, timeoutMs);

@@ -5,7 +5,11 @@ import type { Redis } from 'ioredis';
  * Asserts that no latchkey key on `redis` lives without a TTL, except the data a primitive must
  * keep (matched by `allowed`: semaphore permits, latch counts, fencing counters).
  */
-export async function assertNoKeyWithoutTtl(redis: Redis, allowed: readonly RegExp[] = [], prefix = 'latchkey:'): Promise<void> {
+export async function assertNoKeyWithoutTtl(
+  redis: Redis,
+  allowed: readonly RegExp[] = [],
+  prefix = 'latchkey:',
+): Promise<void> {
   const stray: string[] = [];
   for (const key of await redis.keys(`${prefix}*`)) {
     if ((await redis.pttl(key)) === -1 && !allowed.some((pattern) => pattern.test(key))) stray.push(key);

@@ -66,7 +66,11 @@ export async function totalCalls(redis: Redis): Promise<number> {
 }
 
 /** Polls `check` until it returns true, failing after `ms` (for state that settles asynchronously). */
-export async function eventually(check: () => Promise<boolean> | boolean, ms = 2_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  check: () => Promise<boolean> | boolean,
+  ms = 2_000,
+  what = 'condition',
+): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`${what} did not hold within ${ms} ms`);

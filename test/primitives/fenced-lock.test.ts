@@ -17,7 +17,8 @@ before(async () => {
 const counterKey = (name: string): string => `latchkey:{${name}}:fence`;
 
 function assertStrictlyIncreasing(tokens: readonly bigint[]): void {
-  for (let i = 1; i < tokens.length; i++) assert.ok(tokens[i]! > tokens[i - 1]!, `token ${tokens[i]} after ${tokens[i - 1]} at ${i}`);
+  for (let i = 1; i < tokens.length; i++)
+    assert.ok(tokens[i]! > tokens[i - 1]!, `token ${tokens[i]} after ${tokens[i - 1]} at ${i}`);
 }
 
 describe('FencedLock: tokens', () => {
@@ -147,7 +148,10 @@ describe('FencedLock: tokens', () => {
     const lock = locks.getFencedLock('input');
     await assert.rejects(lock.lockAndGetToken({ leaseTime: -1 }), { name: 'RangeError', message: /`leaseTime`/ });
     await assert.rejects(lock.lockAndGetToken('soon' as never), { name: 'TypeError', message: /`options`/ });
-    await assert.rejects(lock.tryLockAndGetToken({ waitTime: '1' as never }), { name: 'TypeError', message: /`waitTime`/ });
+    await assert.rejects(lock.tryLockAndGetToken({ waitTime: '1' as never }), {
+      name: 'TypeError',
+      message: /`waitTime`/,
+    });
     await assert.rejects(lock.tryLockAndGetToken({ signal: {} as never }), { name: 'TypeError', message: /`signal`/ });
     assert.equal(await redis.exists(counterKey('input')), 0);
   });
@@ -158,7 +162,10 @@ describe('FencedLock: the fencing example', () => {
     const file = fileURLToPath(new URL('../../examples/fencing-token.ts', import.meta.url));
     const run = startTs(file, [], { REDIS_URL: server.url });
     assert.equal(await run.exited, 0);
-    assert.match(run.lines.join('\n'), /token A (\d+), token B (\d+): stale write by A refused; the report says "final by B"/);
+    assert.match(
+      run.lines.join('\n'),
+      /token A (\d+), token B (\d+): stale write by A refused; the report says "final by B"/,
+    );
   });
 });
 

@@ -34,7 +34,10 @@ describe('Lock lost under long work', () => {
       return aborted(signal, 3_000);
     });
     // The lock is gone, so withLock's own unlock fails: the caller learns the section was not exclusive.
-    await assert.rejects(result, (error: unknown) => error instanceof LatchkeyError && error.code === 'LATCHKEY_LOCK_NOT_HELD');
+    await assert.rejects(
+      result,
+      (error: unknown) => error instanceof LatchkeyError && error.code === 'LATCHKEY_LOCK_NOT_HELD',
+    );
     assert.deepEqual(lost, ['deleted']);
     assert.equal(locks.context.watchdog.size, 0);
   });
@@ -126,7 +129,13 @@ describe('shutdown()', () => {
     const lease = await holder.getLock('shutdown').acquire();
     const blocked = server.lockClient().getLock('shutdown-wait');
     await blocked.lock();
-    const waiting = holder.getLock('shutdown-wait').lock().then(() => 'acquired', (error: unknown) => error);
+    const waiting = holder
+      .getLock('shutdown-wait')
+      .lock()
+      .then(
+        () => 'acquired',
+        (error: unknown) => error,
+      );
     await sleep(50);
     await Promise.all([holder.shutdown(), holder.shutdown()]);
     assert.ok(lease.signal.aborted);

@@ -55,7 +55,11 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const waits: Promise<void>[] = [];
     const handles = ['w1', 'w2', 'w3', 'w4'].map((label) => ({ label, lock: server.lockClient().getLock('order') }));
     for (const { label, lock } of handles) {
-      waits.push(take(lock, label, order).then(() => sleep(5)).then(() => lock.unlock()));
+      waits.push(
+        take(lock, label, order)
+          .then(() => sleep(5))
+          .then(() => lock.unlock()),
+      );
       await sleep(30);
     }
     await holder.unlock();
@@ -87,7 +91,11 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const holder = locks.getLock('dead-waiter');
     const waiter = server.lockClient({ fairWaiterTimeout: 600 }).getLock('dead-waiter');
     const redis = server.client();
-    const keys = ['latchkey:{dead-waiter}:lock', 'latchkey:{dead-waiter}:lock-queue', 'latchkey:{dead-waiter}:lock-waiters'];
+    const keys = [
+      'latchkey:{dead-waiter}:lock',
+      'latchkey:{dead-waiter}:lock-queue',
+      'latchkey:{dead-waiter}:lock-waiters',
+    ];
     await holder.lock();
     // A waiter that queued and then died (it never refreshes its place, never reads the message).
     await redis.eval(lockAcquire.source, 3, ...keys, 'ghost:1', 300, 600, '1', 'token');

@@ -114,7 +114,10 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     const locks = server.lockClient();
     await holder.lock();
     const controller = new AbortController();
-    const first = locks.getLock('pass-on').lock({ signal: controller.signal }).catch((error: unknown) => error);
+    const first = locks
+      .getLock('pass-on')
+      .lock({ signal: controller.signal })
+      .catch((error: unknown) => error);
     const second = locks.getLock('pass-on');
     const secondWaits = second.lock();
     await sleep(100);

@@ -108,7 +108,10 @@ describe('PermitExpirableSemaphore: crashes, outages, bad input', () => {
     await once(child, 'exit');
     assert.equal(await semaphore.availablePermits(), 1, 'the dead holder still counts until its lease ends');
     // Waiters for the two permits are served when the lease ends, with no one releasing anything.
-    const waiters = [semaphore.acquire({ leaseTime: 10_000 }), semaphore.tryAcquire({ waitTime: 5_000, leaseTime: 10_000 })];
+    const waiters = [
+      semaphore.acquire({ leaseTime: 10_000 }),
+      semaphore.tryAcquire({ waitTime: 5_000, leaseTime: 10_000 }),
+    ];
     const mine = await semaphore.acquire({ leaseTime: 10_000 });
     const got = await Promise.all(waiters);
     assert.ok(got.every((id): id is string => typeof id === 'string'));
@@ -146,7 +149,10 @@ describe('PermitExpirableSemaphore: crashes, outages, bad input', () => {
     await assert.rejects(semaphore.release(''), { name: 'RangeError', message: /`permitId`/ });
     await assert.rejects(semaphore.tryRelease(1 as unknown as string), { name: 'TypeError', message: /`permitId`/ });
     await assert.rejects(semaphore.updateLeaseTime('x', Number.NaN), { name: 'RangeError', message: /`leaseTime`/ });
-    assert.throws(() => locks.getPermitExpirableSemaphore(null as unknown as string), { name: 'TypeError', message: /`name`/ });
+    assert.throws(() => locks.getPermitExpirableSemaphore(null as unknown as string), {
+      name: 'TypeError',
+      message: /`name`/,
+    });
     assert.equal((await commandCalls(redis, 'evalsha')) + (await commandCalls(redis, 'eval')), 0);
   });
 
@@ -160,10 +166,17 @@ describe('PermitExpirableSemaphore: crashes, outages, bad input', () => {
     const leaseTtl = keys.get('latchkey:{ttl}:expirable-semaphore:leases') ?? 0;
     assert.ok(leaseTtl > 0 && leaseTtl <= 400);
     const unleased = await semaphore.acquire();
-    assert.equal(await redis.pttl('latchkey:{ttl}:expirable-semaphore:leases'), -1, 'an unleased permit is kept until released');
+    assert.equal(
+      await redis.pttl('latchkey:{ttl}:expirable-semaphore:leases'),
+      -1,
+      'an unleased permit is kept until released',
+    );
     await semaphore.release(unleased);
     assert.ok((await redis.pttl('latchkey:{ttl}:expirable-semaphore:leases')) > 0);
     await sleep(450);
-    assert.deepEqual([...(await keysWithTtl(redis, 'latchkey:{ttl}:*')).keys()], ['latchkey:{ttl}:expirable-semaphore:total']);
+    assert.deepEqual(
+      [...(await keysWithTtl(redis, 'latchkey:{ttl}:*')).keys()],
+      ['latchkey:{ttl}:expirable-semaphore:total'],
+    );
   });
 });

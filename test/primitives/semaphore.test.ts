@@ -87,7 +87,10 @@ describe('Semaphore: permits', () => {
     assert.equal(await semaphore.tryAcquire({ permits: 1, waitTime: 200 }), false);
     assert.ok(Date.now() - started >= 190);
     const keys = await keysWithTtl(server.client(), 'latchkey:{timeout}:*');
-    assert.deepEqual([...keys.keys()].sort(), ['latchkey:{timeout}:semaphore:grants', 'latchkey:{timeout}:semaphore:permits']);
+    assert.deepEqual([...keys.keys()].sort(), [
+      'latchkey:{timeout}:semaphore:grants',
+      'latchkey:{timeout}:semaphore:permits',
+    ]);
   });
 
   it('abort rejects with the reason, takes nothing and lifts the reservation at once', async () => {
@@ -209,7 +212,10 @@ describe('Semaphore: failures and bad input', () => {
     await assert.rejects(semaphore.acquire('2' as unknown as number), { name: 'TypeError', message: /`permits`/ });
     await assert.rejects(semaphore.tryAcquire({ permits: -1 }), { name: 'RangeError', message: /`permits`/ });
     await assert.rejects(semaphore.tryAcquire({ waitTime: Number.NaN }), { name: 'RangeError', message: /`waitTime`/ });
-    await assert.rejects(semaphore.acquire(1, { signal: 'x' as unknown as AbortSignal }), { name: 'TypeError', message: /`signal`/ });
+    await assert.rejects(semaphore.acquire(1, { signal: 'x' as unknown as AbortSignal }), {
+      name: 'TypeError',
+      message: /`signal`/,
+    });
     await assert.rejects(semaphore.release(0), { name: 'RangeError', message: /`permits`/ });
     await assert.rejects(semaphore.trySetPermits(-1), { name: 'RangeError', message: /`permits`/ });
     await assert.rejects(semaphore.addPermits(0.5), { name: 'RangeError', message: /`permits`/ });

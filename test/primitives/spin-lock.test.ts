@@ -14,7 +14,8 @@ before(async () => {
   redis = server.client();
 });
 
-const scriptCalls = async (): Promise<number> => (await commandCalls(redis, 'evalsha')) + (await commandCalls(redis, 'eval'));
+const scriptCalls = async (): Promise<number> =>
+  (await commandCalls(redis, 'evalsha')) + (await commandCalls(redis, 'eval'));
 
 describe('SpinLock: the Lock API', () => {
   it('excludes across two clients and re-enters for its owner', async () => {
@@ -100,7 +101,9 @@ describe('SpinLock: waiting by polling', () => {
     const holder = server.lockClient().getLock('backoff');
     await holder.lock({ leaseTime: 60_000 });
     const fixed = server.lockClient().getSpinLock('backoff', { initialDelay: 10, multiplier: 1, jitter: 0 });
-    const growing = server.lockClient().getSpinLock('backoff', { initialDelay: 10, maxDelay: 400, multiplier: 2, jitter: 0 });
+    const growing = server
+      .lockClient()
+      .getSpinLock('backoff', { initialDelay: 10, maxDelay: 400, multiplier: 2, jitter: 0 });
     await redis.config('RESETSTAT');
     assert.equal(await fixed.tryLock({ waitTime: 800 }), false);
     const fixedAttempts = await scriptCalls();
@@ -145,7 +148,10 @@ describe('SpinLock: failure', () => {
     const holder = server.lockClient().getLock('shutdown');
     await holder.lock();
     const locks = server.lockClient();
-    const waiting = locks.getSpinLock('shutdown', { initialDelay: 20, maxDelay: 20 }).lock().catch((error: unknown) => error);
+    const waiting = locks
+      .getSpinLock('shutdown', { initialDelay: 20, maxDelay: 20 })
+      .lock()
+      .catch((error: unknown) => error);
     await sleep(60);
     await locks.shutdown();
     const error = await waiting;
@@ -175,10 +181,19 @@ describe('SpinLock: failure', () => {
 describe('SpinLock: backoff arithmetic and input', () => {
   it('grows by the multiplier up to maxDelay, jittered downwards', () => {
     const exact = resolveBackoff({ initialDelay: 20, maxDelay: 200, multiplier: 2, jitter: 0 });
-    assert.deepEqual([0, 1, 2, 3, 4, 5].map((retry) => backoffDelay(exact, retry)), [20, 40, 80, 160, 200, 200]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5].map((retry) => backoffDelay(exact, retry)),
+      [20, 40, 80, 160, 200, 200],
+    );
     const jittered = resolveBackoff({ initialDelay: 100, maxDelay: 100, jitter: 0.5 });
-    assert.equal(backoffDelay(jittered, 0, () => 0), 100);
-    assert.equal(backoffDelay(jittered, 0, () => 0.5), 75);
+    assert.equal(
+      backoffDelay(jittered, 0, () => 0),
+      100,
+    );
+    assert.equal(
+      backoffDelay(jittered, 0, () => 0.5),
+      75,
+    );
     for (let i = 0; i < 100; i++) {
       const delay = backoffDelay(jittered, 3);
       assert.ok(delay > 50 && delay <= 100, String(delay));
@@ -189,11 +204,26 @@ describe('SpinLock: backoff arithmetic and input', () => {
   it('refuses bad backoff options before reaching Redis', () => {
     const locks = server.lockClient();
     assert.throws(() => locks.getSpinLock('x', 'fast' as never), { name: 'TypeError', message: /`backoff`/ });
-    assert.throws(() => locks.getSpinLock('x', { initialDelay: -1 }), { name: 'RangeError', message: /`backoff.initialDelay`/ });
-    assert.throws(() => locks.getSpinLock('x', { initialDelay: '5' as never }), { name: 'TypeError', message: /`backoff.initialDelay`/ });
-    assert.throws(() => locks.getSpinLock('x', { initialDelay: 50, maxDelay: 10 }), { name: 'RangeError', message: /`backoff.maxDelay`/ });
-    assert.throws(() => locks.getSpinLock('x', { multiplier: 0.5 }), { name: 'RangeError', message: /`backoff.multiplier`/ });
-    assert.throws(() => locks.getSpinLock('x', { jitter: Number.NaN }), { name: 'RangeError', message: /`backoff.jitter`/ });
+    assert.throws(() => locks.getSpinLock('x', { initialDelay: -1 }), {
+      name: 'RangeError',
+      message: /`backoff.initialDelay`/,
+    });
+    assert.throws(() => locks.getSpinLock('x', { initialDelay: '5' as never }), {
+      name: 'TypeError',
+      message: /`backoff.initialDelay`/,
+    });
+    assert.throws(() => locks.getSpinLock('x', { initialDelay: 50, maxDelay: 10 }), {
+      name: 'RangeError',
+      message: /`backoff.maxDelay`/,
+    });
+    assert.throws(() => locks.getSpinLock('x', { multiplier: 0.5 }), {
+      name: 'RangeError',
+      message: /`backoff.multiplier`/,
+    });
+    assert.throws(() => locks.getSpinLock('x', { jitter: Number.NaN }), {
+      name: 'RangeError',
+      message: /`backoff.jitter`/,
+    });
     assert.throws(() => locks.getSpinLock('x', { jitter: 2 }), { name: 'RangeError', message: /`backoff.jitter`/ });
     assert.throws(() => locks.getSpinLock(undefined as never), { name: 'TypeError', message: /`name`/ });
   });

@@ -27,14 +27,20 @@ async function nodeRedis(port = server.port) {
 }
 
 const adapters: [string, () => Promise<{ connection: RedisConnection; client: object }>][] = [
-  ['ioredis', () => {
-    const client = server.client();
-    return Promise.resolve({ connection: new IoredisConnection(client), client });
-  }],
-  ['node-redis', async () => {
-    const client = await nodeRedis();
-    return { connection: new NodeRedisConnection(client), client };
-  }],
+  [
+    'ioredis',
+    () => {
+      const client = server.client();
+      return Promise.resolve({ connection: new IoredisConnection(client), client });
+    },
+  ],
+  [
+    'node-redis',
+    async () => {
+      const client = await nodeRedis();
+      return { connection: new NodeRedisConnection(client), client };
+    },
+  ],
 ];
 
 const probe = { name: 'test/probe', sha: '', source: "return {1, 'two', {3}, redis.call('hget', KEYS[1], 'f')}" };

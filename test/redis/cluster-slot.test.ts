@@ -16,7 +16,9 @@ describe('properties', () => {
     const redis = server.client();
     const key = fc.oneof(
       fc.string({ unit: 'grapheme', maxLength: 24 }),
-      fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })).map(([a, b, c]) => `${a}{${b}}${c}`),
+      fc
+        .tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }))
+        .map(([a, b, c]) => `${a}{${b}}${c}`),
     );
     await fc.assert(
       fc.asyncProperty(key, async (candidate) => {

@@ -41,8 +41,14 @@ describe('on a real Redis Cluster (3 primaries)', () => {
         }
       }),
     );
-    assert.equal(perNode.reduce((a, b) => a + b, 0), 30);
-    assert.ok(perNode.every((count) => count > 0), `keys per node: ${perNode.join(', ')}`);
+    assert.equal(
+      perNode.reduce((a, b) => a + b, 0),
+      30,
+    );
+    assert.ok(
+      perNode.every((count) => count > 0),
+      `keys per node: ${perNode.join(', ')}`,
+    );
     for (const handle of handles) await handle.unlock();
   });
 
