@@ -6,27 +6,16 @@ KEYS[2]  read hash: "n:<owner>" = read hold count, "t:<owner>" = that reader's e
 ARGV[1]  owner id
 ARGV[2]  lease in ms (this reader's own: other readers' leases are untouched)
 Returns  nil when acquired; otherwise the write holder's remaining TTL in ms ]]
+--!include lib/rw-readers.lua
 if redis.call('exists', KEYS[1]) == 1 and redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   -- PTTL says 0 in the last millisecond before expiry; 1 makes the waiter retry then, not much later.
   local ttl = redis.call('pttl', KEYS[1])
   return ttl == 0 and 1 or ttl
 end
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = serverNow()
 -- Drop readers whose lease ran out (this owner's stale holds too, so they are not counted on).
 local own = 't:' .. ARGV[1]
-local fields = redis.call('hgetall', KEYS[2])
-local latest = now + tonumber(ARGV[2])
-for i = 1, #fields, 2 do
-  if string.sub(fields[i], 1, 2) == 't:' then
-    local expiry = tonumber(fields[i + 1])
-    if expiry <= now then
-      redis.call('hdel', KEYS[2], fields[i], 'n:' .. string.sub(fields[i], 3))
-    elseif expiry > latest and fields[i] ~= own then
-      latest = expiry
-    end
-  end
-end
+local latest = math.max(now + tonumber(ARGV[2]), pruneReaders(KEYS[2], now, own))
 redis.call('hincrby', KEYS[2], 'n:' .. ARGV[1], 1)
 redis.call('hset', KEYS[2], own, now + tonumber(ARGV[2]))
 -- The key lives as long as the latest reader, so no reader's lease is cut by another's.

@@ -6,8 +6,8 @@ ARGV[1]  owner id
 ARGV[2]  channel waiting writers listen on
 ARGV[3]  "1": drop every read hold of the owner (undo of a lost reply); "0": one hold
 Returns  -1 when the owner holds no live read hold; otherwise its read holds left ]]
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--!include lib/rw-readers.lua
+local now = serverNow()
 local expiry = tonumber(redis.call('hget', KEYS[2], 't:' .. ARGV[1]) or '0')
 local left = -1
 if expiry > now then
@@ -20,18 +20,7 @@ if left <= 0 then
   redis.call('hdel', KEYS[2], 'n:' .. ARGV[1], 't:' .. ARGV[1])
 end
 -- Drop expired readers; the key lives as long as the latest reader left, so nobody's lease is cut.
-local fields = redis.call('hgetall', KEYS[2])
-local latest = 0
-for i = 1, #fields, 2 do
-  if string.sub(fields[i], 1, 2) == 't:' then
-    local other = tonumber(fields[i + 1])
-    if other <= now then
-      redis.call('hdel', KEYS[2], fields[i], 'n:' .. string.sub(fields[i], 3))
-    elseif other > latest then
-      latest = other
-    end
-  end
-end
+local latest = pruneReaders(KEYS[2], now)
 if latest > 0 then
   redis.call('pexpire', KEYS[2], latest - now)
 else

@@ -6,6 +6,7 @@ ARGV[1]  owner id
 ARGV[2]  lease in ms
 Returns  nil when acquired (or re-entered); otherwise ms until the blocking holder's lease runs
          out (the writer's, or the latest reader's) ]]
+--!include lib/rw-readers.lua
 if redis.call('exists', KEYS[1]) == 1 then
   if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
     -- PTTL says 0 in the last millisecond before expiry; 1 makes the waiter retry then, not much later.
@@ -16,20 +17,8 @@ if redis.call('exists', KEYS[1]) == 1 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return nil
 end
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local fields = redis.call('hgetall', KEYS[2])
-local latest = 0
-for i = 1, #fields, 2 do
-  if string.sub(fields[i], 1, 2) == 't:' then
-    local expiry = tonumber(fields[i + 1])
-    if expiry <= now then
-      redis.call('hdel', KEYS[2], fields[i], 'n:' .. string.sub(fields[i], 3))
-    elseif expiry > latest then
-      latest = expiry
-    end
-  end
-end
+local now = serverNow()
+local latest = pruneReaders(KEYS[2], now)
 if latest > 0 then
   return latest - now
 end

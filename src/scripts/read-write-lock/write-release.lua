@@ -8,6 +8,7 @@ ARGV[2]  channel waiting readers listen on
 ARGV[3]  channel waiting writers listen on
 ARGV[4]  "1": drop every write hold of the owner (undo of a lost reply); "0": one hold
 Returns  -1 when the owner holds no write hold; otherwise its write holds left (0: freed) ]]
+--!include lib/rw-readers.lua
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return -1
 end
@@ -18,14 +19,5 @@ if ARGV[4] ~= '1' then
   end
 end
 redis.call('del', KEYS[1])
-redis.call('publish', ARGV[2], '*')
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local fields = redis.call('hgetall', KEYS[2])
-for i = 1, #fields, 2 do
-  if string.sub(fields[i], 1, 2) == 't:' and tonumber(fields[i + 1]) > now then
-    return 0
-  end
-end
-redis.call('publish', ARGV[3], '1')
+wakeAfterWrite(KEYS[2], ARGV[2], ARGV[3])
 return 0
