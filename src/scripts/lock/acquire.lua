@@ -90,8 +90,9 @@ if ARGV[4] == '1' then
 end
 
 local ttl = redis.call('pttl', KEYS[1])
-if ttl > 0 then
-  return ttl
+-- PTTL answers 0 in the lease's last millisecond: the lock is still held, retry right after it.
+if ttl >= 0 then
+  return math.max(ttl, 1)
 end
 local head = redis.call('lindex', KEYS[2], 0)
 if head then
