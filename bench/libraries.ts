@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
 import { Redlock } from './redlock.js';
-import { LockClient } from '../src/index.js';
-import type { Lock } from '../src/lock.js';
+import { LockClient, type Lock } from './latchkey.js';
 
 /** One lock name as a library hands it out: take it, give it back. */
 export interface BenchLock {

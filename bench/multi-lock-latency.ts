@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../src/cli/redis-server.js';
-import { LockClient, type Lock } from '../src/index.js';
+import { LockClient, type Lock } from './latchkey.js';
 
 const iterations = Number(process.argv[2] ?? 2_000);
 const WARMUP = 100;

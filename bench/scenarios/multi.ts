@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { Redlock } from '../redlock.js';
-import { LockClient } from '../../src/index.js';
-import type { Lock } from '../../src/lock.js';
+import { LockClient, type Lock } from '../latchkey.js';
 import { percentile } from '../stats.js';
 
 export interface LatencyResult {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
-import { LockClient } from '../../src/index.js';
+import { LockClient } from '../latchkey.js';
 import { Redlock } from '../redlock.js';
 
 export interface WatchdogResult {
