@@ -33,5 +33,6 @@ export {
 export type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './redis/connection.js';
 export type { RedisClientLike } from './redis/to-connection.js';
 export type { IoredisLike, IoredisSubscriber } from './redis/ioredis-adapter.js';
+export type { CorkableStream } from './redis/coalesce-writes.js';
 export type { NodeRedisLike, NodeRedisSubscriber } from './redis/node-redis-adapter.js';
 export { channels as diagnosticsChannels } from './diagnostics.js';

@@ -1,5 +1,6 @@
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 import { clusterSlot } from './cluster-slot.js';
+import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
 import { evalWithFallback, subscribeClassified } from './errors.js';
 import { Subscriptions } from './subscriptions.js';
 
@@ -9,6 +10,8 @@ export interface IoredisLike {
   eval(source: string, numKeys: number, ...keysAndArgs: ScriptArg[]): Promise<unknown>;
   duplicate(): IoredisSubscriber;
   readonly isCluster?: boolean;
+  /** A standalone client's socket (ioredis' public `stream`), corked to coalesce one tick's scripts. */
+  readonly stream?: CorkableStream;
 }
 
 /** The subscriber connection ioredis `duplicate()` returns, as latchkey uses it. */
@@ -35,6 +38,7 @@ export function isIoredis(value: unknown): value is IoredisLike {
 export class IoredisConnection implements RedisConnection {
   #subscriber: IoredisSubscriber | undefined;
   readonly #subscriptions: Subscriptions;
+  readonly #writes = new WriteCoalescer();
 
   constructor(private readonly client: IoredisLike) {
     this.#subscriptions = new Subscriptions(
@@ -48,6 +52,8 @@ export class IoredisConnection implements RedisConnection {
   }
 
   evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
+    // A Cluster routes each command to a node's socket of its own: nothing to cork here.
+    if (this.client.isCluster !== true) this.#writes.beforeWrite(this.client.stream);
     return evalWithFallback(
       script.name,
       () => this.client.evalsha(script.sha, keys.length, ...keys, ...args),
@@ -64,7 +70,6 @@ export class IoredisConnection implements RedisConnection {
   }
 
   async close(): Promise<void> {
-    this.#subscriptions.clear();
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
     if (!subscriber) return;

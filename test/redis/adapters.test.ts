@@ -43,6 +43,10 @@ const adapters: [string, () => Promise<{ connection: RedisConnection; client: ob
   ],
 ];
 
+async function readsProcessed(admin: { info(section: string): Promise<string> }): Promise<number> {
+  return Number(/total_reads_processed:(\d+)/.exec(await admin.info('stats'))?.[1]);
+}
+
 const probe = { name: 'test/probe', sha: '', source: "return {1, 'two', {3}, redis.call('hget', KEYS[1], 'f')}" };
 
 for (const [name, make] of adapters) {
@@ -60,6 +64,27 @@ for (const [name, make] of adapters) {
       const script = { ...probe, sha: createHash('sha1').update(probe.source).digest('hex') };
       assert.deepEqual(await connection.evalScript(script, ['adapter:none'], []), [1, 'two', [3], null]);
       assert.deepEqual(await connection.evalScript(lockStatus, ['latchkey:{none}:lock'], ['owner']), [0, 0, -2]);
+      await connection.close();
+    });
+
+    it('sends the scripts of one tick in a few socket writes, each answered with its own reply', async () => {
+      const { connection } = await make();
+      const { createHash } = await import('node:crypto');
+      const source = 'return ARGV[1]';
+      const echo = { name: 'test/echo', sha: createHash('sha1').update(source).digest('hex'), source };
+      await connection.evalScript(echo, [], ['warm-up']); // loads the script (NOSCRIPT, then EVAL)
+      const admin = server.client();
+      const readsBefore = await readsProcessed(admin);
+      const replies = await Promise.all(
+        Array.from({ length: 64 }, (_, i) => connection.evalScript(echo, [], [`reply ${i}`])),
+      );
+      // Two INFO calls of the admin client count as reads too.
+      const reads = (await readsProcessed(admin)) - readsBefore - 1;
+      assert.deepEqual(
+        replies,
+        Array.from({ length: 64 }, (_, i) => `reply ${i}`),
+      );
+      assert.ok(reads <= 8, `64 scripts took ${reads} reads of the server`);
       await connection.close();
     });
 
