@@ -56,7 +56,9 @@ export class Hold {
  * watchdog registration and one lost-signal; the last release stops renewal.
  */
 export class Holds {
-  readonly #holds = new Map<string, Hold>();
+  /** By key, then by field (owner): both strings are long-lived, so lookups hash nothing new. */
+  readonly #holds = new Map<string, Map<string, Hold>>();
+  #size = 0;
 
   constructor(
     private readonly watchdog: Watchdog,
@@ -64,16 +66,18 @@ export class Holds {
   ) {}
 
   get(key: string, field: string): Hold | undefined {
-    return this.#holds.get(`${key}\n${field}`);
+    return this.#holds.get(key)?.get(field);
   }
 
   /** Records an acquisition confirmed by Redis at `acquiredAt`. */
   acquired(spec: HoldSpec, acquiredAt: number): Hold {
-    const id = `${spec.key}\n${spec.field}`;
-    let hold = this.#holds.get(id);
+    let byField = this.#holds.get(spec.key);
+    if (!byField) this.#holds.set(spec.key, (byField = new Map<string, Hold>()));
+    let hold = byField.get(spec.field);
     if (!hold) {
       hold = new Hold(spec);
-      this.#holds.set(id, hold);
+      byField.set(spec.field, hold);
+      this.#size++;
     }
     hold.count++;
     const current = hold;
@@ -111,8 +115,11 @@ export class Holds {
   /** Forgets a hold without marking it lost (unlock failed, or fully released). */
   drop(hold: Hold): void {
     hold.stop();
-    const id = `${hold.spec.key}\n${hold.spec.field}`;
-    if (this.#holds.get(id) === hold) this.#holds.delete(id);
+    const byField = this.#holds.get(hold.spec.key);
+    if (byField?.get(hold.spec.field) !== hold) return;
+    byField.delete(hold.spec.field);
+    this.#size--;
+    if (byField.size === 0) this.#holds.delete(hold.spec.key);
   }
 
   /** Marks a hold lost: its signal aborts with `error` and the client emits `lockLost`. */
@@ -134,10 +141,11 @@ export class Holds {
    * it), without `lockLost` events; Redis keeps the keys until their leases run out.
    */
   abandonAll(error: LockLostError): void {
-    for (const hold of [...this.#holds.values()]) this.lost(hold, error, false);
+    const all = [...this.#holds.values()].flatMap((byField) => [...byField.values()]);
+    for (const hold of all) this.lost(hold, error, false);
   }
 
   get size(): number {
-    return this.#holds.size;
+    return this.#size;
   }
 }

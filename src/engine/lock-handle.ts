@@ -66,6 +66,7 @@ function parseOptions(options: unknown, allowWait: boolean): ParsedOptions {
 export class LockHandle implements Lock {
   /** This handle's own owner id, used outside any scope(). */
   readonly #ownId = randomId(12);
+  #ownOwner: string | undefined;
 
   constructor(
     protected readonly ctx: ClientContext,
@@ -83,7 +84,10 @@ export class LockHandle implements Lock {
 
   /** `<client id>:<owner id>`: the scope's owner if there is one, else this handle's own. */
   protected currentOwner(): string {
-    return `${this.ctx.clientId}:${currentScopeOwner() ?? this.#ownId}`;
+    const scoped = currentScopeOwner();
+    // Outside a scope the same string every time: map lookups keyed by it hash nothing new.
+    if (scoped === undefined) return (this.#ownOwner ??= `${this.ctx.clientId}:${this.#ownId}`);
+    return `${this.ctx.clientId}:${scoped}`;
   }
 
   async lock(options?: LockOptions): Promise<void> {

@@ -58,9 +58,10 @@ export class Watchdog {
     };
     this.#entries.add(entry);
     this.#schedule(this.#period());
+    // The timer stays set when the last hold leaves (its round then finds nothing to renew and
+    // stops): a lock()/unlock() loop should not pay for a timer each time round.
     return () => {
       this.#entries.delete(entry);
-      if (this.#entries.size === 0) this.#clearTimer();
     };
   }
 
