@@ -79,6 +79,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       assertOpen: () => {
         if (this.#shutdown) throw new LatchkeyError('LATCHKEY_SHUT_DOWN', 'This LockClient was shut down');
       },
+      isOpen: () => this.#shutdown === undefined,
     };
   }
 

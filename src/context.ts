@@ -16,4 +16,6 @@ export interface ClientContext {
   readonly holds: Holds;
   /** Rejects when the client was shut down. */
   assertOpen(): void;
+  /** False once the client was shut down. */
+  isOpen(): boolean;
 }

@@ -24,7 +24,7 @@ export async function readKeys(redis: Redis, prefix: string, pattern: string): P
       const parsed = /^(.*)\{(.*)\}:?(.*)$/.exec(key.slice(prefix.length));
       const name = parsed?.[2] ?? key;
       const type = await redis.type(key);
-      const [[, subscribers]] = [(await redis.pubsub('NUMSUB', `${prefix}{${name}}:released`)) as [string, number]];
+      const subscribers = await clientsWaiting(redis, `${prefix}{${name}}`);
       reports.push({
         name,
         part: parsed?.[3] ?? '',
@@ -36,6 +36,20 @@ export async function readKeys(redis: Redis, prefix: string, pattern: string): P
     }
   } while (cursor !== '0');
   return reports.sort((a, b) => a.name.localeCompare(b.name) || a.part.localeCompare(b.part));
+}
+
+/**
+ * Processes listening on any channel of one primitive (`<tag>:...`): a lock's waiters each listen
+ * on their own client's hand-over channel, a semaphore's or latch's on a shared one.
+ */
+async function clientsWaiting(redis: Redis, tag: string): Promise<number> {
+  const glob = `${tag.replace(/[*?[\]\\]/g, '\\$&')}:*`;
+  const channels = (await redis.pubsub('CHANNELS', glob)) as string[];
+  if (channels.length === 0) return 0;
+  const counts = (await redis.pubsub('NUMSUB', ...channels)) as (string | number)[];
+  let total = 0;
+  for (let i = 1; i < counts.length; i += 2) total += Number(counts[i]);
+  return total;
 }
 
 async function describeKey(redis: Redis, key: string, type: string): Promise<string> {

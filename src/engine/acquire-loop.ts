@@ -8,9 +8,24 @@ export type Attempt<T> =
   /** `retryIn`: when the holder's lease runs out (ms), the latest moment worth trying again. */
   | { readonly acquired: false; readonly retryIn: number };
 
+/**
+ * A wait that holds a place in a queue kept in Redis (the lock's). It is subscribed before its
+ * first attempt, so that a hand-over to it never goes out before anyone listens; a message
+ * addressed to its token (`=<token>`: a release handed the lock to it) wakes it; and every attempt
+ * is given it, to queue under it and to learn of the hand-over.
+ */
+export interface QueuedWait {
+  /** Names the wait in its place and in hand-over messages. */
+  readonly token: string;
+  /** The owner whose place it is, once an attempt queued (to give the place up when the wait ends). */
+  queued: string | undefined;
+  /** A message addressed to this wait arrived: a release handed it the lock. */
+  handedOver: boolean;
+}
+
 export interface AcquireLoopOptions<T> {
   /** One attempt; `deadline` (epoch ms) bounds the Redis call when the caller gave a waitTime. */
-  readonly attempt: (deadline: number | undefined) => Promise<Attempt<T>>;
+  readonly attempt: (deadline: number | undefined, place?: QueuedWait) => Promise<Attempt<T>>;
   readonly waiters: Waiters;
   readonly channel: string;
   /** Left out: wait until acquired. 0: one attempt. */
@@ -18,13 +33,8 @@ export interface AcquireLoopOptions<T> {
   readonly signal: AbortSignal | undefined;
   /** Name reported on the `wait` diagnostics channel. */
   readonly name: string;
-  /**
-   * Asked once the first attempt failed: the id messages addressed to this waiter carry (`=<id>`,
-   * a release handing the lock over to it by name). Left out: only counted wake-ups reach it.
-   */
-  readonly waiterId?: () => string | undefined;
-  /** Called before the next attempt when a message addressed to this waiter woke it. */
-  readonly onAddressed?: () => void;
+  /** Given for a wait with a place in a queue kept in Redis (see QueuedWait). */
+  readonly place?: QueuedWait;
 }
 
 /** Retry at least this often when the holder's TTL is unknown or has no expiry. */
@@ -33,22 +43,26 @@ const FALLBACK_RETRY_MS = 1_000;
 /**
  * The one wait algorithm: try; on failure subscribe to the release channel, try again (a release
  * may have happened before the subscription), then park until a release message wakes this
- * waiter or the holder's lease runs out, and retry. Resolves with the attempt's value, or
- * `undefined` when `waitTime` elapsed. Aborting rejects with the signal's reason.
+ * waiter or the holder's lease runs out, and retry. A wait with a place in a queue subscribes
+ * first, then tries. Resolves with the attempt's value, or `undefined` when `waitTime` elapsed. Aborting rejects with the signal's reason.
  */
 export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T | undefined> {
   const { attempt, signal, waitTime } = options;
   signal?.throwIfAborted();
+  const { place } = options;
   const deadline = waitTime === undefined ? undefined : Date.now() + waitTime;
-  // A single attempt (waitTime 0) is bounded by commandTimeout alone, not by a deadline of "now".
-  const first = await attempt(waitTime === 0 ? undefined : deadline);
-  if (first.acquired) return first.value;
-  if (deadline === undefined ? false : Date.now() >= deadline) return undefined;
+  if (!place) {
+    // A single attempt (waitTime 0) is bounded by commandTimeout alone, not by a deadline of "now".
+    const first = await attempt(waitTime === 0 ? undefined : deadline);
+    if (first.acquired) return first.value;
+    if (deadline === undefined ? false : Date.now() >= deadline) return undefined;
+  }
 
   const started = Date.now();
   publish('wait', () => ({ name: options.name, phase: 'start' }));
-  // Subscribing is a round trip too: on a frozen server it must not outlast the caller's wait.
-  const joining = options.waiters.join(options.channel, options.waiterId?.());
+  // Subscribing is a round trip too (none while the channel lingers subscribed from an earlier
+  // wait): on a frozen server it must not outlast the caller's wait.
+  const joining = options.waiters.join(options.channel, place?.token);
   const waiter = await beforeDeadline(joining, deadline, (late) => void late.leave().catch(() => undefined));
   if (!waiter) return undefined;
   let acquired = false;
@@ -56,7 +70,7 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
     for (;;) {
       signal?.throwIfAborted();
       waiter.beforeAttempt();
-      const next = await attempt(deadline);
+      const next = await attempt(deadline, place);
       if (next.acquired) {
         acquired = true;
         publish('wait', () => ({ name: options.name, phase: 'end', acquired: true, waited: Date.now() - started }));
@@ -71,7 +85,7 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
       // once. Only -1 (a key without expiry) leaves no moment to aim for.
       const retryIn = next.retryIn === -1 ? FALLBACK_RETRY_MS : Math.max(1, next.retryIn);
       await waiter.park(Math.min(retryIn, remaining), signal);
-      if (waiter.takeAddressed()) options.onAddressed?.();
+      if (place && waiter.takeAddressed()) place.handedOver = true;
     }
   } finally {
     // Acquired: the lock is the caller's now; unsubscribing (a round trip) need not delay it.

@@ -5,7 +5,7 @@ import type { LockOptions, TryLockOptions } from '../options.js';
 import { currentScopeOwner, randomId, runAsOwner } from '../owner.js';
 import type { LuaScript } from '../redis/connection.js';
 import { checkFunction, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
-import { acquireLoop, type AcquireLoopOptions, type Attempt } from './acquire-loop.js';
+import { acquireLoop, type AcquireLoopOptions, type Attempt, type QueuedWait } from './acquire-loop.js';
 import type { Hold } from './holds.js';
 import { Lease } from '../lease.js';
 
@@ -30,7 +30,13 @@ export interface LockBackend {
   readonly channel: string;
   /** Batch renewal script (see RenewalTarget). */
   readonly renewScript: LuaScript;
-  attempt(owner: string, leaseMs: number, deadline: number | undefined): Promise<Attempt<bigint | null>>;
+  /** One attempt; `place` is given inside a wait that queues (see QueuedWait). */
+  attempt(
+    owner: string,
+    leaseMs: number,
+    deadline: number | undefined,
+    place?: QueuedWait,
+  ): Promise<Attempt<bigint | null>>;
   /** Releases one hold: -1 when `owner` holds none, else the holds left. */
   release(owner: string): Promise<number>;
   /** Drops every hold of `owner`, undoing an attempt whose reply was lost. */
@@ -165,10 +171,10 @@ export class LockHandle implements Lock {
     const owner = this.currentOwner();
     const leaseMs = parsed.leaseTime ?? Math.min(options.watchdogTimeout, options.maxLeaseTime ?? Infinity);
     let acquiredAt = 0;
-    const attempt = async (deadline: number | undefined): Promise<Attempt<bigint | null>> => {
+    const attempt = async (deadline: number | undefined, place?: QueuedWait): Promise<Attempt<bigint | null>> => {
       const started = Date.now();
       try {
-        const result = await this.backend.attempt(owner, leaseMs, deadline);
+        const result = await this.backend.attempt(owner, leaseMs, deadline, place);
         if (result.acquired) acquiredAt = started;
         return result;
       } catch (error) {

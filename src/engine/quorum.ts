@@ -2,7 +2,7 @@ import type { ClientContext } from '../context.js';
 import type { MemberFailure } from '../errors.js';
 import { failureReason, releaseMembers } from './quorum-release.js';
 export { describeFailures, forceUnlockMembers, releaseMembers, setLease } from './quorum-release.js';
-import { acquireLoop, type Attempt } from './acquire-loop.js';
+import { acquireLoop, type Attempt, type QueuedWait } from './acquire-loop.js';
 import type { LockBackend } from './lock-handle.js';
 
 /**
@@ -83,10 +83,10 @@ async function takeMember(member: Member, index: number, plan: AttemptPlan, sign
   const leaseMs = plan.memberLease ?? watchdogLease(ctx);
   let acquiredAt = 0;
   let uncertain = false;
-  const attempt = async (deadline: number | undefined): Promise<Attempt<bigint | null>> => {
+  const attempt = async (deadline: number | undefined, place?: QueuedWait): Promise<Attempt<bigint | null>> => {
     const started = Date.now();
     try {
-      const result = await backend.attempt(owner, leaseMs, deadline);
+      const result = await backend.attempt(owner, leaseMs, deadline, place);
       if (result.acquired) acquiredAt = started;
       return result;
     } catch (error) {

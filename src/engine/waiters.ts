@@ -12,8 +12,8 @@ export class Waiters {
   constructor(private readonly connection: RedisConnection) {}
 
   /**
-   * Subscribes (once per channel) and enters a waiter that can park until woken. `id` (an owner
-   * id) lets a message `=<id>` wake this very waiter: a release that handed the lock to it.
+   * Subscribes (once per channel) and enters a waiter that can park until woken. `id` lets a
+   * message `=<id>` wake this very waiter: a release that handed the lock to it by name.
    */
   async join(channel: string, id?: string): Promise<Waiter> {
     if (this.#closed) throw new Error('waiters closed');
@@ -34,6 +34,7 @@ export class Waiters {
           },
         );
     }
+    entry.stopLingering();
     const waiter = new Waiter(entry, () => this.#leave(channel, entry), id);
     entry.waiters.push(waiter);
     try {
@@ -45,15 +46,24 @@ export class Waiters {
     return waiter;
   }
 
+  /** True while `channel` is subscribed (waiters on it, or lingering after the last one left). */
+  isSubscribed(channel: string): boolean {
+    return this.#channels.get(channel)?.unsubscribe !== undefined;
+  }
+
+  /**
+   * The last waiter of a channel left: the channel stays subscribed for LINGER_MS, so that a task
+   * that waits again and again (take, release, take: every worker of a busy lock) pays no
+   * SUBSCRIBE round trip each time, then unsubscribes unless a waiter came back.
+   */
   #leave(channel: string, entry: ChannelWaiters): Promise<void> {
     if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return Promise.resolve();
-    this.#channels.delete(channel);
-    // The UNSUBSCRIBE goes out after the current I/O turn: a waiter that just acquired lets its
-    // caller start the critical section first.
-    return entry.ready.then(
-      () => new Promise<void>((resolve) => setImmediate(() => resolve(entry.unsubscribe?.()))),
-      () => undefined,
-    );
+    entry.linger(() => {
+      if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return;
+      this.#channels.delete(channel);
+      entry.ready.then(() => entry.unsubscribe?.()).catch(() => undefined);
+    });
+    return Promise.resolve();
   }
 
   /**
@@ -69,7 +79,10 @@ export class Waiters {
     this.#closed = true;
     const entries = [...this.#channels.values()];
     this.#channels.clear();
-    for (const entry of entries) for (const waiter of entry.waiters) waiter.fail(error);
+    for (const entry of entries) {
+      entry.stopLingering();
+      for (const waiter of entry.waiters) waiter.fail(error);
+    }
     await Promise.all(
       entries.map((entry) =>
         entry.ready.then(
@@ -80,14 +93,20 @@ export class Waiters {
     );
   }
 
-  /** Number of channels with local waiters (for tests and inspection). */
+  /** Number of channels with local waiters (for tests and inspection); lingering ones do not count. */
   get channelCount(): number {
-    return this.#channels.size;
+    let count = 0;
+    for (const entry of this.#channels.values()) if (entry.waiters.length > 0) count++;
+    return count;
   }
 }
 
+/** How long a channel stays subscribed after its last waiter left. */
+const LINGER_MS = 250;
+
 class ChannelWaiters {
   readonly waiters: Waiter[] = [];
+  #lingerTimer: NodeJS.Timeout | undefined;
   /** Wake-ups that arrived while no waiter was parked; the next to park retries at once. */
   pendingWakes = 0;
   ready: Promise<void> = Promise.resolve();
@@ -114,6 +133,21 @@ class ChannelWaiters {
     let parked = 0;
     for (const waiter of this.waiters) if (waiter.parked) parked++;
     return parked;
+  }
+
+  /** Runs `unsubscribe` after LINGER_MS unless a waiter joins first; never keeps the process alive. */
+  linger(unsubscribe: () => void): void {
+    this.stopLingering();
+    this.#lingerTimer = setTimeout(() => {
+      this.#lingerTimer = undefined;
+      unsubscribe();
+    }, LINGER_MS);
+    this.#lingerTimer.unref();
+  }
+
+  stopLingering(): void {
+    if (this.#lingerTimer !== undefined) clearTimeout(this.#lingerTimer);
+    this.#lingerTimer = undefined;
   }
 
   remove(waiter: Waiter): void {

@@ -34,8 +34,8 @@ function fencedBackend(ctx: ClientContext, name: string): LockBackend {
   const counter = primitiveKeys(ctx.options.keyPrefix, name).key('fence');
   return {
     ...base,
-    async attempt(owner, leaseMs, deadline) {
-      const taken = await base.attempt(owner, leaseMs, deadline);
+    async attempt(owner, leaseMs, deadline, place) {
+      const taken = await base.attempt(owner, leaseMs, deadline, place);
       if (!taken.acquired) return taken;
       const token = await ctx.run(fencedLockIssue, [base.key, counter], [owner], deadline);
       // Lost in between (a lease shorter than a round trip, an expired hand-over): not acquired.

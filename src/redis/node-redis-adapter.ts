@@ -68,7 +68,6 @@ export class NodeRedisConnection implements RedisConnection {
   }
 
   async close(): Promise<void> {
-    this.#subscriptions.clear();
     const pending = this.#subscriber;
     this.#subscriber = undefined;
     if (!pending) return;

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startServer, type TestServer } from '../helpers/redis.js';
+import { eventually, startServer, type TestServer } from '../helpers/redis.js';
 
 const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const run = promisify(execFile);
@@ -25,11 +25,23 @@ describe('npx latchkey inspect / unlock', () => {
     await order.lock();
     const semaphore = locks.getSemaphore('quota');
     await semaphore.trySetPermits(4);
+    // Two other processes' clients wait for the lock.
+    const controller = new AbortController();
+    const waits = [server.lockClient(), server.lockClient()].map((client) =>
+      client
+        .getLock('order:7')
+        .lock({ signal: controller.signal })
+        .catch(() => undefined),
+    );
+    await eventually(async () => (await server.client().llen('latchkey:{order:7}:lock-queue')) === 2, 2_000, 'queued');
     const { stdout } = await cli('inspect');
+    controller.abort();
+    await Promise.all(waits);
     const orderLine = stdout.split('\n').find((line) => line.startsWith('order:7  lock '));
     assert.ok(orderLine, stdout);
     assert.match(orderLine, new RegExp(`${locks.id}:\\S+ x2`), 'owner and hold count');
     assert.match(orderLine, /ttl \d/);
+    assert.match(orderLine, /clients waiting: 2 /);
     assert.match(stdout, /quota {2}semaphore:permits {2}string {2}no expiry .*value 4/);
     const filtered = await cli('inspect', 'order:*');
     assert.doesNotMatch(filtered.stdout, /quota/);

@@ -76,7 +76,8 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     assert.equal(await locks.getLock('give-up').tryLock({ waitTime: 300 }), false);
     const waited = Date.now() - started;
     assert.ok(waited >= 280 && waited < 2_000, `gave up after ${waited} ms`);
-    await eventually(async () => (await subscribers('latchkey:{give-up}:released')) === 0, 2_000, 'unsubscribed');
+    const handOvers = `latchkey:{give-up}:released:${locks.id}`;
+    await eventually(async () => (await subscribers(handOvers)) === 0, 2_000, 'unsubscribed');
     assert.equal(locks.context.waiters.channelCount, 0);
     await holder.unlock();
   });
@@ -88,11 +89,14 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     const controller = new AbortController();
     const waiting = locks.getLock('abort').lock({ signal: controller.signal });
     await sleep(100);
-    assert.equal(await subscribers('latchkey:{abort}:released'), 1);
+    // A waiter listens on its client's own hand-over channel of the lock only.
+    const handOvers = `latchkey:{abort}:released:${locks.id}`;
+    assert.equal(await subscribers(handOvers), 1);
+    assert.equal(await subscribers('latchkey:{abort}:released'), 0);
     const reason = new Error('user gave up');
     controller.abort(reason);
     await assert.rejects(waiting, (error) => error === reason);
-    await eventually(async () => (await subscribers('latchkey:{abort}:released')) === 0, 2_000, 'unsubscribed');
+    await eventually(async () => (await subscribers(handOvers)) === 0, 2_000, 'unsubscribed');
     assert.equal(locks.context.waiters.channelCount, 0);
     assert.equal(locks.context.holds.size, 0);
     // The release after the abort reaches nobody and the holder still owns the lock until then.

@@ -1,9 +1,11 @@
 -- lib/lock-hand-over: included by the lock scripts that free the lock (release, force-unlock, leave).
 -- handOver(channel, reserveCap): the lock hash (KEYS[1]) was just deleted; give the lock to the
 -- first live waiter of the queue (KEYS[2], places in the waiters hash KEYS[3]): hold count 1,
--- TTL its lease but at most `reserveCap` until it claims it, and tell it "=<owner>|<token>" on its
--- own client's channel ("<channel>:<client id>"), so only its process wakes. Places that lapsed
--- are dropped on the way. With no live waiter left, "1" on `channel` wakes one waiter per process.
+-- TTL its lease but at most `reserveCap` until it claims it, mark it "g|<token>" in the waiters
+-- hash, and tell it "=<token>" (the token of its wait) on its own client's channel
+-- ("<channel>:<client id>"), so only its process wakes. Places that lapsed are dropped on the way;
+-- with no live waiter left the lock stays free (a waiter whose place lapsed while it still lives
+-- queues again at its next refresh).
 local function handOver(channel, reserveCap)
   local now
   while true do
@@ -18,14 +20,13 @@ local function handOver(channel, reserveCap)
       local reserve = math.min(tonumber(lease), tonumber(reserveCap))
       redis.call('hset', KEYS[1], head, 1)
       redis.call('pexpire', KEYS[1], reserve)
-      redis.call('hset', KEYS[3], head, 'g')
+      redis.call('hset', KEYS[3], head, 'g|' .. token)
       if redis.call('pttl', KEYS[3]) < reserve then
         redis.call('pexpire', KEYS[3], reserve)
       end
-      redis.call('publish', channel .. ':' .. (string.match(head, '^([^:]*):') or head), '=' .. head .. '|' .. token)
+      redis.call('publish', channel .. ':' .. (string.match(head, '^([^:]*):') or head), '=' .. token)
       return
     end
     redis.call('hdel', KEYS[3], head)
   end
-  redis.call('publish', channel, '1')
 end

@@ -5,12 +5,13 @@ Waiters whose place lapsed (they stopped refreshing it: the process died) are sk
 KEYS[1]  lock hash: field = owner id, value = hold count
 KEYS[2]  queue list: waiting owner ids, in request order
 KEYS[3]  waiters hash: owner id -> "<epoch ms (server clock) when its place lapses>|<lease>|<token>",
-         or "g" when a release handed it the lock and it has not claimed it yet
+         or "g|<token>" when a release handed it the lock (for the wait of that token) and it has
+         not claimed it with its own lease yet
 ARGV[1]  owner id ("<client id>:<owner id>")
 ARGV[2]  lease in ms
 ARGV[3]  how long a place is kept without a refresh, in ms
 ARGV[4]  "1": join (or refresh) the queue when the lock cannot be taken; "0": one try, leave no entry;
-         "c": only claim a hand-over already announced to this owner (set its lease), never take
+         "c": only claim a lock this owner holds (set its lease), never take
 ARGV[5]  with "1": the wait's token, echoed in the hand-over message so only that wait takes it
 Returns  nil when acquired (or re-entered, or claimed); otherwise ms worth waiting before trying
          again: the holder's remaining TTL, or when the lock is free, until the head's place lapses;
@@ -32,11 +33,18 @@ local function take()
   redis.call('pexpire', KEYS[1], ARGV[2])
 end
 
+local function handedOver(mark)
+  return mark ~= false and string.sub(mark, 1, 2) == 'g|'
+end
+
 if redis.call('hexists', KEYS[1], owner) == 1 then
-  if redis.call('hget', KEYS[3], owner) == 'g' then
-    -- Handed over by a release: the hold is already counted; claim it with this owner's lease.
+  local mark = redis.call('hget', KEYS[3], owner)
+  if handedOver(mark) then
     redis.call('hdel', KEYS[3], owner)
-  elseif ARGV[4] ~= 'c' then
+  end
+  -- The wait the lock was handed to, retrying before its message came, finds its hold already
+  -- counted; any other acquisition by the holder re-enters.
+  if ARGV[4] ~= 'c' and mark ~= 'g|' .. ARGV[5] then
     redis.call('hincrby', KEYS[1], owner, 1)
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
@@ -77,7 +85,7 @@ if ARGV[4] == '1' then
   now = now or clock()
   local timeout = tonumber(ARGV[3])
   local mark = redis.call('hget', KEYS[3], owner)
-  if not mark or mark == 'g' then
+  if not mark or handedOver(mark) then
     redis.call('rpush', KEYS[2], owner)
   end
   redis.call('hset', KEYS[3], owner, (now + timeout) .. '|' .. ARGV[2] .. '|' .. ARGV[5])

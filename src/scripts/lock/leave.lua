@@ -1,22 +1,28 @@
 --[[ lock/leave: a waiter gives up (timeout, abort): drop its place, and if a release had already
-handed it the lock but it never took it, hand the lock on like lock/release.
+handed the lock to this very wait but it never took it, hand the lock on like lock/release.
 KEYS[1]  lock hash
 KEYS[2]  queue list (see lock/acquire)
 KEYS[3]  waiters hash (see lock/acquire)
 ARGV[1]  owner id
-ARGV[2]  channel to publish on
+ARGV[2]  the lock's channel (hand-overs go to "<channel>:<client id>")
 ARGV[3]  longest TTL in ms a handed-over lock keeps until its new owner claims it
+ARGV[4]  the token of the wait that gives up
 Returns  1 when an untaken hand-over was passed on, 0 otherwise ]]
 --!include lib/lock-hand-over.lua
 local mark = redis.call('hget', KEYS[3], ARGV[1])
 if not mark then
   return 0
 end
-redis.call('hdel', KEYS[3], ARGV[1])
-if mark ~= 'g' then
+if string.sub(mark, 1, 2) ~= 'g|' then
+  redis.call('hdel', KEYS[3], ARGV[1])
   redis.call('lrem', KEYS[2], 0, ARGV[1])
   return 0
 end
+-- A hand-over to another wait of this owner (one that took it) is a hold, not this wait's to give.
+if mark ~= 'g|' .. ARGV[4] then
+  return 0
+end
+redis.call('hdel', KEYS[3], ARGV[1])
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return 0
 end

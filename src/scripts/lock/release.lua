@@ -1,14 +1,14 @@
 --[[ lock/release: give back one hold (or all of them); the last hold hands the lock over.
 Hand-over: the first live waiter in the queue gets the lock at once (hold count 1, TTL its lease but
-at most the reservation, until it claims it) and is told by "=<owner>|<token>" on its own client's
-channel ("<channel>:<client id>", so only that process wakes), which is its acquisition: no further round trip, and no other process can take the lock in between.
-With nobody queued the lock is just deleted; with only lapsed places left, "1" on the channel
-wakes one waiter per process, in case one of them is still waiting.
+at most the reservation, until it claims it) and is told by "=<token>" on its own client's channel
+("<channel>:<client id>", so only that process wakes), which is its acquisition: no further round
+trip, and no other process can take the lock in between.
+With nobody queued (or only lapsed places) the lock is just deleted.
 KEYS[1]  lock hash
 KEYS[2]  queue list (see lock/acquire)
 KEYS[3]  waiters hash (see lock/acquire)
 ARGV[1]  owner id
-ARGV[2]  channel to publish on when the lock is freed or handed over
+ARGV[2]  the lock's channel (hand-overs go to "<channel>:<client id>")
 ARGV[3]  longest TTL in ms a handed-over lock keeps until its new owner claims it
 ARGV[4]  "all": drop every hold of the owner (undoing an acquire whose reply was lost); else one
 Returns  -1 when the owner holds nothing; otherwise the holds left (0: freed or handed over) ]]
@@ -21,6 +21,9 @@ if ARGV[4] ~= 'all' and holds > 1 then
   return redis.call('hincrby', KEYS[1], ARGV[1], -1)
 end
 redis.call('del', KEYS[1])
+-- A hand-over to this owner that it never needed to claim (its lease fit the reservation) left
+-- its mark.
+redis.call('hdel', KEYS[3], ARGV[1])
 -- Nobody queued (the waiters hash outlives every live place): nothing to hand over, nobody to
 -- wake; a waiter about to queue tries again after subscribing and finds the lock free.
 if redis.call('exists', KEYS[3]) == 0 then
