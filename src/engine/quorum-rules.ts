@@ -139,18 +139,16 @@ export function watchLoss(
   let alive = taken.length;
   for (const { lost, index } of taken) {
     if (!lost) continue;
-    const onLost = (): void => {
+    const onLost = (cause: LockLostError): void => {
       alive--;
       if (alive >= need) return;
-      const cause: unknown = lost.reason;
       lose(
         new LockLostError(`${name} was lost: member #${index} was lost and fewer than ${need} members remain`, {
           cause,
         }),
       );
     };
-    lost.addEventListener('abort', onLost, { once: true });
-    cleanups.push(() => lost.removeEventListener('abort', onLost));
+    cleanups.push(lost.onLost(onLost));
   }
   return () => cleanups.forEach((cleanup) => cleanup());
 }
@@ -192,7 +190,7 @@ export async function confirmQuorum(
       if (taken.length < need) return undefined;
     }
   }
-  if (leaseTime === undefined) return taken.some((t) => t.lost?.aborted) ? undefined : Infinity;
+  if (leaseTime === undefined) return taken.some((t) => t.lost?.reason !== undefined) ? undefined : Infinity;
   // What is left of the lease after the time spent taking it and the allowance for clock drift.
   const validity = leaseTime - (Date.now() - start) - clockDrift(leaseTime);
   return validity > 0 ? validity : undefined;

@@ -1,5 +1,5 @@
 import type { ClientContext } from '../context.js';
-import type { MemberFailure } from '../errors.js';
+import type { LockLostError, MemberFailure } from '../errors.js';
 import { failureReason, releaseMembers } from './quorum-release.js';
 export { describeFailures, forceUnlockMembers, releaseMembers, setLease } from './quorum-release.js';
 import { acquireLoop, type Attempt, type QueuedWait } from './acquire-loop.js';
@@ -24,13 +24,33 @@ export interface TakenMember {
   /** The member-level owner: `<member client id>:<owner id>`, what a handle of that client would use. */
   readonly owner: string;
   /**
-   * Set when the member client's watchdog keeps it alive (no lease): aborts when renewal finds the
+   * Set when the member client's watchdog keeps it alive (no lease): reports when renewal finds the
    * member gone or fails past its lease. No `lockLost` is emitted for a member: only the group's
    * loss counts (a RedLock survives losing a minority).
    */
-  readonly lost: AbortSignal | undefined;
+  readonly lost: MemberLoss | undefined;
   /** Stops the member's renewal (release, failed attempt). */
   readonly stopRenewal: () => void;
+}
+
+/** The loss of one member, as its client's watchdog reports it (lighter than an AbortSignal per member). */
+export class MemberLoss {
+  reason: LockLostError | undefined;
+  #listener: ((reason: LockLostError) => void) | undefined;
+
+  report(reason: LockLostError): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.#listener?.(reason);
+  }
+
+  /** Calls `listener` when the member is lost from now on; returns a function that stops it. */
+  onLost(listener: (reason: LockLostError) => void): () => void {
+    this.#listener = listener;
+    return () => {
+      this.#listener = undefined;
+    };
+  }
 }
 
 /** A member failure with the member's position (members of a RedLock often share one name). */
@@ -77,7 +97,12 @@ function releaseUnknown(member: Member, owner: string): void {
 
 type Outcome = { readonly taken: TakenMember } | { readonly failure: IndexedMemberFailure };
 
-async function takeMember(member: Member, index: number, plan: AttemptPlan, signal: AbortSignal): Promise<Outcome> {
+async function takeMember(
+  member: Member,
+  index: number,
+  plan: AttemptPlan,
+  signal: AbortSignal | undefined,
+): Promise<Outcome> {
   const { ctx, backend } = member;
   const owner = memberOwner(member, plan.ownerId);
   const leaseMs = plan.memberLease ?? watchdogLease(ctx);
@@ -114,14 +139,14 @@ async function takeMember(member: Member, index: number, plan: AttemptPlan, sign
       return { taken: { index, member, owner, lost: undefined, stopRenewal: () => undefined } };
     // Without a lease the member client's watchdog renews it (batched with that server's other
     // holds) from the moment it was taken, so a long wait for later members cannot expire it.
-    const lost = new AbortController();
+    const lost = new MemberLoss();
     const target = { name: backend.name, key: backend.key, field: owner, script: backend.renewScript };
-    const stopRenewal = ctx.watchdog.add({ ...target, onLost: (error) => lost.abort(error) }, acquiredAt);
-    return { taken: { index, member, owner, lost: lost.signal, stopRenewal } };
+    const stopRenewal = ctx.watchdog.add({ ...target, onLost: (error) => lost.report(error) }, acquiredAt);
+    return { taken: { index, member, owner, lost, stopRenewal } };
   } catch (error) {
     if (uncertain) releaseUnknown(member, owner);
     // The caller aborted while this member was busy.
-    if (signal.aborted) return { failure: { index, name: backend.name, reason: 'busy', error: signal.reason } };
+    if (signal?.aborted) return { failure: { index, name: backend.name, reason: 'busy', error: signal.reason } };
     return { failure: { index, name: backend.name, reason: failureReason(error), error } };
   }
 }
@@ -138,7 +163,7 @@ const QUORUM_GRACE_MS = 5;
  * returned even when the attempt failed; the caller releases them.
  */
 export async function attemptAll(members: readonly Member[], plan: AttemptPlan): Promise<AttemptResult> {
-  const signal = plan.signal ?? new AbortController().signal;
+  const { signal } = plan;
   const taken: TakenMember[] = [];
   const failures: IndexedMemberFailure[] = [];
   let busy: number[] = [];
@@ -172,7 +197,7 @@ export async function attemptAll(members: readonly Member[], plan: AttemptPlan):
     pending.clear();
   };
   await tryAtOnce(members.map((_, index) => index));
-  while (busy.length > 0 && failures.length <= plan.failureLimit && !signal.aborted) {
+  while (busy.length > 0 && failures.length <= plan.failureLimit && !signal?.aborted) {
     // Enough members answered that busy ones may be given up without waiting (RedLock).
     if (failures.length + busy.length <= plan.failureLimit) break;
     const first = Math.min(...busy);
@@ -184,7 +209,7 @@ export async function attemptAll(members: readonly Member[], plan: AttemptPlan):
     else failures.push(outcome.failure);
     const retry = [...busy.filter((i) => i !== first), ...later.map((t) => t.index)];
     busy = [];
-    if (failures.length <= plan.failureLimit && !signal.aborted) await tryAtOnce(retry);
+    if (failures.length <= plan.failureLimit && !signal?.aborted) await tryAtOnce(retry);
     else
       failures.push(
         ...retry.filter((i) => !later.some((t) => t.index === i)).map((index) => busyFailure(members, index)),
