@@ -6,35 +6,46 @@ export interface CorkableStream {
 }
 
 /**
- * Most writes go out at once, one syscall each (ioredis writes every command to its socket as it
- * is sent). Many tasks of one process tend to send their scripts in the same tick, though: one
- * socket read resolves all their replies, and each goes on to its next call. Corking the socket
- * until the end of the tick sends those in one write. A lone call waits for no I/O turn: the
- * uncork runs before the event loop goes back to polling. Past MAX_CORKED writes the batch goes
- * out at once, so that Redis works on it while the next one is being written.
+ * ioredis writes every command to its socket as it is sent, one syscall each. Many tasks of one
+ * process tend to send their scripts in the same tick, though: one socket read resolves all their
+ * replies, and each goes on to its next call. The first write of a tick goes out at once (a lone
+ * call, or one of several sent to several servers, waits for nothing); the ones after it in the
+ * same tick are corked and leave together when the tick ends, before the event loop goes back to
+ * polling. Past MAX_CORKED writes a batch leaves at once, so that Redis works on it while the next
+ * one is written.
  */
 const MAX_CORKED = 16;
 
+/** What one tick has written to one socket. */
+interface Tick {
+  readonly stream: CorkableStream;
+  /** Writes corked since the last flush; 0: not corked. */
+  corked: number;
+}
+
 export class WriteCoalescer {
-  #corked: CorkableStream | undefined;
-  #count = 0;
+  #tick: Tick | undefined;
 
   /** Called just before a command is written to `stream`. */
   beforeWrite(stream: CorkableStream | undefined): void {
-    if (this.#corked !== undefined && this.#corked === stream) {
-      if (++this.#count <= MAX_CORKED) return;
-      stream.uncork();
-      stream.cork();
-      this.#count = 1;
+    if (!stream?.writable) return;
+    const tick = this.#tick;
+    if (tick?.stream !== stream) {
+      const started: Tick = { stream, corked: 0 };
+      this.#tick = started;
+      process.nextTick(() => {
+        if (this.#tick === started) this.#tick = undefined;
+        if (started.corked > 0) stream.uncork();
+      });
       return;
     }
-    if (!stream?.writable) return;
-    stream.cork();
-    this.#corked = stream;
-    this.#count = 1;
-    process.nextTick(() => {
-      if (this.#corked === stream) this.#corked = undefined;
+    if (tick.corked === 0) {
+      stream.cork();
+    } else if (tick.corked === MAX_CORKED) {
       stream.uncork();
-    });
+      stream.cork();
+      tick.corked = 0;
+    }
+    tick.corked++;
   }
 }
