@@ -97,6 +97,15 @@ function releaseUnknown(member: Member, owner: string): void {
 
 type Outcome = { readonly taken: TakenMember } | { readonly failure: IndexedMemberFailure };
 
+async function tryOnce<T>(
+  attempt: (deadline: number | undefined) => Promise<Attempt<T>>,
+  signal: AbortSignal | undefined,
+): Promise<T | undefined> {
+  signal?.throwIfAborted();
+  const result = await attempt(undefined);
+  return result.acquired ? result.value : undefined;
+}
+
 async function takeMember(
   member: Member,
   index: number,
@@ -123,14 +132,18 @@ async function takeMember(
   };
   const wait = backend.wait ?? acquireLoop;
   try {
-    const value = await wait({
-      attempt,
-      waiters: ctx.waiters,
-      channel: backend.channel,
-      waitTime: plan.memberWait,
-      signal,
-      name: backend.name,
-    });
+    // One try (the first round of every attempt) needs none of the wait's machinery.
+    const value =
+      plan.memberWait === 0
+        ? await tryOnce(attempt, signal)
+        : await wait({
+            attempt,
+            waiters: ctx.waiters,
+            channel: backend.channel,
+            waitTime: plan.memberWait,
+            signal,
+            name: backend.name,
+          });
     if (value === undefined) {
       if (uncertain) releaseUnknown(member, owner);
       return { failure: { index, name: backend.name, reason: 'busy' } };
