@@ -2,6 +2,7 @@ import type { ContentionResult, NotificationFloor } from './scenarios/contention
 import type { LatencyResult } from './scenarios/multi.js';
 import type { ThroughputResult } from './scenarios/single.js';
 import type { WatchdogResult } from './scenarios/watchdog.js';
+import { checkTargets, type TargetCheck } from './targets.js';
 
 /** Everything one run measured: the JSON file's shape. */
 export interface BenchResults {
@@ -12,8 +13,13 @@ export interface BenchResults {
   single: ThroughputResult[];
   concurrent: ThroughputResult[];
   contention: ContentionResult[];
-  /** Measured beside scenario 3: what any hand-over between two processes costs at the least. */
-  notificationFloor: NotificationFloor | undefined;
+  /**
+   * Measured beside scenario 3, once per hold: what any hand-over between two processes costs at
+   * the least after the listener sat idle that long. (Runs before 2026-11-24 have one, spaced 2 ms.)
+   */
+  notificationFloors?: NotificationFloor[];
+  /** Every target of the issue, checked (see targets.ts). */
+  targets?: TargetCheck[];
   watchdog: WatchdogResult[];
   multi: LatencyResult[];
   /** Parts of latchkey this checkout does not have yet, so they were not measured. */
@@ -29,9 +35,11 @@ const ms = (value: number): string =>
       : value.toFixed(value >= 10 ? 1 : 2);
 const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 
-function table(header: string[], rows: string[][]): string {
+/** A Markdown table; the first `textColumns` columns are left-aligned, the rest (numbers) right-aligned. */
+function table(header: string[], rows: string[][], textColumns = 1): string {
   const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
-  return [line(header), line(header.map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.map(line)].join('\n');
+  const rule = header.map((_, i) => (i < textColumns ? '---' : '---:'));
+  return [line(header), line(rule), ...rows.map(line)].join('\n');
 }
 
 /** The results as Markdown tables (what the README's Performance section shows). */
@@ -89,9 +97,13 @@ export function renderTable(results: BenchResults): string {
       ]),
     ),
     '',
-    results.notificationFloor
-      ? `Notification floor (PUBLISH to another process, same run): p50 ${ms(results.notificationFloor.p50)} ms, p99 ${ms(results.notificationFloor.p99)} ms.`
-      : '',
+    (results.notificationFloors ?? [])
+      .map(
+        (floor) =>
+          `Notification floor after ${floor.spacingMs} ms idle (PUBLISH to another process, same run): ` +
+          `p50 ${ms(floor.p50)} ms, mean ${ms(floor.mean)} ms, p99 ${ms(floor.p99)} ms.`,
+      )
+      .join('\n'),
     '',
     '4. Watchdog cost: Redis commands per renewal period',
     '',
@@ -114,7 +126,25 @@ export function renderTable(results: BenchResults): string {
       results.multi.map((row) => [row.library, String(row.servers), ms(row.acquireP50), ms(row.acquireP99)]),
     ),
   ];
+  const targets = results.targets ?? checkTargets(results);
+  if (targets.length > 0) parts.push('', 'Targets (issue 6)', '', renderTargets(targets));
   if (results.missing.length > 0)
     parts.push('', `Not measured (missing in this checkout): ${results.missing.join('; ')}`);
   return parts.join('\n');
+}
+
+/** The targets as a table; a miss carries the bound the machine sets, marked when it alone rules the target out. */
+export function renderTargets(targets: readonly TargetCheck[]): string {
+  return table(
+    ['scenario', 'subject', 'target', 'measured', 'met', 'bound on this machine'],
+    targets.map((check) => [
+      String(check.scenario),
+      check.subject,
+      check.target,
+      check.measured,
+      check.met ? 'yes' : check.outOfReach ? 'no (out of reach)' : 'no',
+      check.bound ?? '',
+    ]),
+    6,
+  );
 }

@@ -13,7 +13,8 @@ import { startRedisServer, type RedisProcess } from '../src/cli/redis-server.js'
 import { chart } from './chart.js';
 import { libraries } from './libraries.js';
 import { renderTable, type BenchResults } from './report.js';
-import { WorkerPool, type ContentionResult } from './scenarios/contention.js';
+import { checkTargets } from './targets.js';
+import { WorkerPool, type ContentionResult, type NotificationFloor } from './scenarios/contention.js';
 import { multiServer } from './scenarios/multi.js';
 import { concurrentTasks, singleClient } from './scenarios/single.js';
 import { watchdogCost } from './scenarios/watchdog.js';
@@ -102,11 +103,15 @@ async function main(): Promise<void> {
     progress(`[3/5] contention: starting ${Math.max(...config.workers)} worker processes`);
     pool = selected.has(3) ? await WorkerPool.start(Math.max(...config.workers)) : undefined;
     const contention: ContentionResult[] = [];
-    const floor = pool ? await pool.notificationFloor(servers[0]!.port, values.quick ? 20 : 500) : undefined;
-    if (floor)
+    const floors: NotificationFloor[] = [];
+    for (const holdMs of pool ? config.holds : []) {
+      const floor = await pool!.notificationFloor(servers[0]!.port, values.quick ? 20 : 400, holdMs);
+      floors.push(floor);
       progress(
-        `  notification floor (PUBLISH to another process): p50 ${floor.p50.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`,
+        `  notification floor after ${holdMs} ms idle (PUBLISH to another process): ` +
+          `p50 ${floor.p50.toFixed(2)} ms, mean ${floor.mean.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`,
       );
+    }
     for (const workers of pool ? config.workers : []) {
       for (const holdMs of config.holds) {
         for (const library of libs) {
@@ -163,11 +168,12 @@ async function main(): Promise<void> {
       single,
       concurrent,
       contention,
-      notificationFloor: floor,
+      notificationFloors: floors,
       watchdog,
       multi,
       missing,
     };
+    results.targets = checkTargets(results);
     results.durationSec = Math.round((Date.now() - started) / 100) / 10;
     mkdirSync(outDir, { recursive: true });
     const base = join(outDir, results.date.slice(0, 10) + (values.quick ? '-quick' : ''));

@@ -4,6 +4,10 @@ import { jainIndex as jain, percentile } from '../src/cli/stats.js';
 
 export { jain, percentile };
 
+export function mean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
 export function max(values: readonly number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((a, b) => Math.max(a, b), -Infinity);
 }
@@ -28,6 +32,8 @@ export interface ContentionStats {
   waitMax: number;
   gapP50: number;
   gapP99: number;
+  /** Mean time a holder kept the lock (its critical section as it measured it). */
+  holdMean: number;
   /** Share of acquisitions that went to the process that held the lock just before. */
   selfHandoffs: number;
   jain: number;
@@ -79,6 +85,7 @@ export function contentionStats(
     waitMax: max(waits),
     gapP50: percentile(gaps, 50),
     gapP99: percentile(gaps, 99),
+    holdMean: mean(inWindow.map((interval) => interval.released - interval.got)),
     selfHandoffs: inWindow.length > 1 ? self / (inWindow.length - 1) : 0,
     jain: jain(shares),
     overlaps,

@@ -42,6 +42,8 @@ export interface ProbeMessage {
   readonly channel: string;
   readonly count: number;
   readonly start: number;
+  /** Pause between two publishes (ms): the listener sits idle that long, as a waiter does for a hold. */
+  readonly spacingMs: number;
 }
 
 async function probe(message: ProbeMessage): Promise<number[]> {
@@ -53,7 +55,10 @@ async function probe(message: ProbeMessage): Promise<number[]> {
       await redis.subscribe(message.channel);
       process.send?.({ type: 'listening' });
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, message.start - now()) + message.count * 10 + 2_000);
+        const timer = setTimeout(
+          resolve,
+          Math.max(0, message.start - now()) + message.count * (message.spacingMs + 10) + 2_000,
+        );
         redis.on('message', (_channel: string, sent: string) => {
           latencies.push(now() - Number(sent));
           if (latencies.length === message.count) {
@@ -64,10 +69,11 @@ async function probe(message: ProbeMessage): Promise<number[]> {
       });
     } else {
       await sleep(Math.max(0, message.start - now()));
-      // Spaced like hand-overs of a short hold: the listener is parked in between, as a waiter is.
+      // Spaced like hand-overs of a hold: the listener is parked in between, as a waiter is, and
+      // the publisher wakes from a timer, as a holder does at the end of its critical section.
       for (let i = 0; i < message.count; i++) {
+        await sleep(message.spacingMs);
         await redis.publish(message.channel, String(now()));
-        await sleep(2);
       }
     }
   } finally {

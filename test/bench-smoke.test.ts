@@ -62,7 +62,9 @@ describe('npm run bench -- --quick', () => {
       results.multi.map((row) => row.library),
       ['latchkey Lock', 'latchkey MultiLock', 'latchkey RedLock', 'redlock'],
     );
-    assert.ok(results.notificationFloor && results.notificationFloor.samples > 0);
+    assert.ok(results.notificationFloors && results.notificationFloors.every((floor) => floor.samples > 0));
+    assert.ok(results.targets && results.targets.length > 0, 'the targets are checked');
+    assert.match(stdout, /Targets \(issue 6\)/);
     for (const heading of ['1. One client', '3. Worker processes', '4. Watchdog', '5. Acquire latency'])
       assert.ok(stdout.includes(heading), heading);
   });

@@ -3,14 +3,20 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { contentionStats, percentile, type ContentionStats, type Interval } from '../stats.js';
+import { contentionStats, mean, percentile, type ContentionStats, type Interval } from '../stats.js';
 import type { DoneMessage, ProbeMessage, RunMessage } from '../worker.js';
 
-/** One process to another through Redis pub/sub: the least any hand-over between processes costs. */
+/**
+ * One process to another through Redis pub/sub, after the listener sat idle for `spacingMs`: the
+ * least a hand-over between processes costs after a hold of that length (the releasing process
+ * tells Redis, Redis tells the next one: the same two hops).
+ */
 export interface NotificationFloor {
+  spacingMs: number;
   samples: number;
   p50: number;
   p99: number;
+  mean: number;
 }
 
 export interface ContentionResult extends ContentionStats {
@@ -86,7 +92,7 @@ export class WorkerPool {
   }
 
   /** Measures PUBLISH → delivery in another process, between two pool workers, on the shared clock. */
-  async notificationFloor(port: number, count: number): Promise<NotificationFloor> {
+  async notificationFloor(port: number, count: number, spacingMs: number): Promise<NotificationFloor> {
     const [publisher, listener] = this.children as [ChildProcess, ChildProcess];
     const reply = <T>(child: ChildProcess, type: string): Promise<T> =>
       new Promise((resolve) => {
@@ -101,12 +107,19 @@ export class WorkerPool {
     const start = performance.timeOrigin + performance.now() + 300;
     const listening = reply(listener, 'listening');
     const probed = reply<{ latencies: number[] }>(listener, 'probed');
-    listener.send({ type: 'probe', role: 'listen', port, channel, count, start } satisfies ProbeMessage);
+    const probe = { type: 'probe', port, channel, count, start, spacingMs } as const;
+    listener.send({ ...probe, role: 'listen' } satisfies ProbeMessage);
     await listening;
     const published = reply(publisher, 'probed');
-    publisher.send({ type: 'probe', role: 'publish', port, channel, count, start } satisfies ProbeMessage);
+    publisher.send({ ...probe, role: 'publish' } satisfies ProbeMessage);
     const [{ latencies }] = await Promise.all([probed, published]);
-    return { samples: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return {
+      spacingMs,
+      samples: latencies.length,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      mean: mean(latencies),
+    };
   }
 
   async stop(): Promise<void> {

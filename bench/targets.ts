@@ -1,0 +1,157 @@
+/**
+ * The targets of issue 6 / SPEC.md section 5, checked against one run, and for those missed, the
+ * bounds this machine itself sets (measured in the same run), so that a miss that no lock could
+ * avoid is told apart from one that latchkey could still close.
+ */
+import type { BenchResults } from './report.js';
+import type { ContentionResult, NotificationFloor } from './scenarios/contention.js';
+
+/** One target, measured. */
+export interface TargetCheck {
+  readonly scenario: number;
+  /** Which library and configuration. */
+  readonly subject: string;
+  /** The bar, in words. */
+  readonly target: string;
+  readonly measured: string;
+  readonly met: boolean;
+  /** For a miss: what the machine allows at best, and whether that alone puts the bar out of reach. */
+  readonly bound?: string;
+  readonly outOfReach?: boolean;
+}
+
+const isOurs = (library: string): boolean => library.startsWith('latchkey');
+const isPeer = (library: string): boolean => !isOurs(library) && !library.startsWith('floor');
+const num = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
+
+function throughputChecks(scenario: number, rows: BenchResults['single']): TargetCheck[] {
+  const peers = rows.filter((row) => isPeer(row.library));
+  if (peers.length === 0) return [];
+  const best = peers.reduce((a, b) => (b.pairsPerSec > a.pairsPerSec ? b : a));
+  const checks: TargetCheck[] = [];
+  for (const row of rows.filter((r) => isOurs(r.library))) {
+    checks.push({
+      scenario,
+      subject: row.library,
+      target: `pairs/s >= best peer (${best.library}, ${Math.round(best.pairsPerSec)})`,
+      measured: String(Math.round(row.pairsPerSec)),
+      met: row.pairsPerSec >= best.pairsPerSec,
+    });
+    if (row.ofFloor !== undefined)
+      checks.push({
+        scenario,
+        subject: row.library,
+        target: 'within 1.3x of the floor (>= 0.77 of its pairs/s)',
+        measured: `${num(row.ofFloor)} of floor`,
+        met: row.ofFloor >= 1 / 1.3,
+      });
+  }
+  return checks;
+}
+
+function floorFor(results: BenchResults, holdMs: number): NotificationFloor | undefined {
+  return results.notificationFloors?.find((floor) => floor.spacingMs === holdMs);
+}
+
+function contentionChecks(results: BenchResults, row: ContentionResult): TargetCheck[] {
+  const peers = results.contention.filter(
+    (r) => isPeer(r.library) && r.workers === row.workers && r.holdMs === row.holdMs,
+  );
+  const subject = `${row.library} W=${row.workers} hold ${row.holdMs} ms`;
+  const checks: TargetCheck[] = [];
+  const floor = floorFor(results, row.holdMs);
+  const hold = row.holdMean;
+  const waiting = row.workers - 1;
+  // A lock that hands over between processes pays one notification per hold at the least.
+  const utilBound = floor ? hold / (hold + floor.mean) : Number.NaN;
+  checks.push({
+    scenario: 3,
+    subject,
+    target: 'utilisation >= 0.9',
+    measured: num(row.utilisation),
+    met: row.utilisation >= 0.9,
+    ...(floor && row.utilisation < 0.9
+      ? {
+          bound:
+            `each hand-over between processes costs at least the notification floor after ${row.holdMs} ms idle ` +
+            `(mean ${num(floor.mean)} ms): utilisation <= ${num(hold)} / (${num(hold)} + ${num(floor.mean)}) = ${num(utilBound)}`,
+          outOfReach: utilBound < 0.9,
+        }
+      : {}),
+  });
+  if (peers.length > 0) {
+    const bestP99 = Math.min(...peers.map((p) => p.waitP99));
+    const bestMax = Math.min(...peers.map((p) => p.waitMax));
+    const maxBar = bestMax / 10;
+    const p99Bar = bestP99 / 10;
+    // Little's law: W-1 workers wait whenever one holds, so the mean wait of any lock is at least
+    // (W-1) x hold; with no wait above `maxBar`, 99% of them cannot all stay below this:
+    const lowestP99 = Math.max(0, (waiting * hold - 0.01 * maxBar) / 0.99);
+    checks.push({
+      scenario: 3,
+      subject,
+      target: `wait p99 <= best peer's / 10 (${num(p99Bar)} ms)`,
+      measured: `${num(row.waitP99, 1)} ms`,
+      met: row.waitP99 <= p99Bar,
+      ...(row.waitP99 > p99Bar
+        ? {
+            bound:
+              `mean wait >= (W-1) x hold = ${num(waiting * hold, 1)} ms for any lock (Little's law); ` +
+              `with wait max <= ${num(maxBar, 1)} ms, p99 >= ${num(lowestP99, 1)} ms` +
+              (floor
+                ? `; handing over between processes every time: mean wait >= (W-1) x (hold + floor) = ${num(waiting * (hold + floor.mean), 1)} ms`
+                : ''),
+            outOfReach: lowestP99 > p99Bar,
+          }
+        : {}),
+    });
+    checks.push({
+      scenario: 3,
+      subject,
+      target: `wait max <= best peer's / 10 (${num(maxBar, 1)} ms)`,
+      measured: `${num(row.waitMax, 1)} ms`,
+      met: row.waitMax <= maxBar,
+      ...(row.waitMax > maxBar
+        ? {
+            bound: `wait max >= mean wait >= (W-1) x hold = ${num(waiting * hold, 1)} ms for any lock`,
+            outOfReach: waiting * hold > maxBar,
+          }
+        : {}),
+    });
+  }
+  const fairness = row.library.includes('Fair') ? 0.99 : 0.95;
+  checks.push({
+    scenario: 3,
+    subject,
+    target: `Jain's index >= ${fairness}`,
+    measured: num(row.jain, 3),
+    met: row.jain >= fairness,
+  });
+  checks.push({ scenario: 3, subject, target: '0 overlaps', measured: String(row.overlaps), met: row.overlaps === 0 });
+  return checks;
+}
+
+/** Every target of the issue that this run measured. */
+export function checkTargets(results: BenchResults): TargetCheck[] {
+  const checks = [...throughputChecks(1, results.single), ...throughputChecks(2, results.concurrent)];
+  for (const row of results.contention.filter((r) => isOurs(r.library))) checks.push(...contentionChecks(results, row));
+  for (const row of results.watchdog.filter((r) => isOurs(r.library)))
+    checks.push({
+      scenario: 4,
+      subject: `${row.library}, ${row.locks} held`,
+      target: `commands per period <= N/50 (${row.budget})`,
+      measured: num(row.commandsPerPeriod, 1),
+      met: row.commandsPerPeriod <= row.budget,
+    });
+  const plain = results.multi.find((row) => row.library === 'latchkey Lock');
+  for (const row of results.multi.filter((r) => isOurs(r.library) && r !== plain))
+    if (plain)
+      checks.push({
+        scenario: 5,
+        subject: `${row.library} (${row.servers} servers)`,
+        target: `acquire p50 <= 2 x one Lock's (${num(2 * plain.acquireP50)} ms)`,
+        measured: `${num(row.acquireP50)} ms (${num(row.acquireP50 / plain.acquireP50, 1)}x)`,
+        met: row.acquireP50 <= 2 * plain.acquireP50,
+      });
+  return checks;
+}
