@@ -4,8 +4,15 @@ import type { LockBackend, LockStatus } from '../engine/lock-handle.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import { LockLostError } from '../errors.js';
 import { primitiveKeys } from '../keys.js';
-import { randomId } from '../owner.js';
 import { lockAcquire, lockForceUnlock, lockLeave, lockRelease, lockRenew, lockStatus } from '../scripts/index.js';
+
+/**
+ * Names one wait among this process's waits (its hand-overs arrive on its client's own channel,
+ * and its place is keyed by its owner): unique, not secret, so a counter does, and costs no
+ * getrandom() syscall on the way into every contended wait.
+ */
+let waitCount = 0;
+const nextWaitToken = (): string => (++waitCount).toString(36);
 
 /** How long a lock handed over to a waiter stays reserved for it until it claims it with its own lease. */
 const HANDOVER_RESERVE_MS = 2_000;
@@ -119,7 +126,7 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
 
       // Hand-overs are published on this client's own channel of the lock, so that they wake this
       // process only.
-      const place: QueuedWait = { token: randomId(9), queued: undefined, handedOver: false };
+      const place: QueuedWait = { token: nextWaitToken(), queued: undefined, handedOver: false };
       let value: T | undefined;
       try {
         value = await acquireLoop({ ...options, channel: handOverChannel, waitTime, place });
