@@ -74,7 +74,7 @@ function contentionChecks(results: BenchResults, row: ContentionResult): TargetC
       ? {
           bound:
             `each hand-over between processes costs at least the notification floor after ${row.holdMs} ms idle ` +
-            `(mean ${num(floor.mean)} ms): utilisation <= ${num(hold)} / (${num(hold)} + ${num(floor.mean)}) = ${num(utilBound)}`,
+            `(mean ${num(floor.mean)} ms): utilisation <= ${num(hold)} / (${num(hold)} + ${num(floor.mean)}) = ${num(utilBound, 3)}`,
           outOfReach: utilBound < 0.9,
         }
       : {}),
