@@ -1,3 +1,4 @@
+import type { LateMembers } from './late-members.js';
 import type { LockStatus } from './lock-handle.js';
 import type { TryLockOptions } from '../options.js';
 import { checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
@@ -118,10 +119,15 @@ export async function quorumStatus(
   return { locked, holds, ttl: !locked ? -2 : ttl === Number.MAX_SAFE_INTEGER ? -1 : ttl };
 }
 
+/** Watches a group for its loss; members that join the hold later are watched too. */
+export interface LossWatch {
+  add(member: TakenMember): void;
+  stop(): void;
+}
+
 /**
  * Calls `lose` once the group is known lost: when its lease (`validity`, finite) runs out, or,
- * for members kept by their watchdogs, when fewer than `need` of them remain. Returns a stop
- * function.
+ * for members kept by their watchdogs, when fewer than `need` of them remain.
  */
 export function watchLoss(
   taken: readonly TakenMember[],
@@ -129,16 +135,17 @@ export function watchLoss(
   validity: number,
   name: string,
   lose: (error: LockLostError) => void,
-): () => void {
+): LossWatch {
   if (Number.isFinite(validity)) {
     const timer = setTimeout(() => lose(new LockLostError(`${name} expired: its lease ran out`)), validity);
     timer.unref();
-    return () => clearTimeout(timer);
+    return { add: () => undefined, stop: () => clearTimeout(timer) };
   }
   const cleanups: (() => void)[] = [];
-  let alive = taken.length;
-  for (const { lost, index } of taken) {
-    if (!lost) continue;
+  let alive = 0;
+  const add = ({ lost, index }: TakenMember): void => {
+    alive++;
+    if (!lost) return;
     const onLost = (cause: LockLostError): void => {
       alive--;
       if (alive >= need) return;
@@ -149,8 +156,32 @@ export function watchLoss(
       );
     };
     cleanups.push(lost.onLost(onLost));
-  }
-  return () => cleanups.forEach((cleanup) => cleanup());
+  };
+  taken.forEach(add);
+  return { add, stop: () => cleanups.forEach((cleanup) => cleanup()) };
+}
+
+/**
+ * Watches the members held now and those that join later (`late`); returns what stops both, and
+ * turns away members that come after it.
+ */
+export function watchGroup(
+  taken: TakenMember[],
+  late: LateMembers | undefined,
+  need: number,
+  validity: number,
+  name: string,
+  lose: (error: LockLostError) => void,
+): () => void {
+  const watch = watchLoss(taken, need, validity, name, lose);
+  late?.attach((member) => {
+    taken.push(member);
+    watch.add(member);
+  });
+  return () => {
+    late?.close();
+    watch.stop();
+  };
 }
 
 /** QuorumError for an attempt that could not reach enough members. */

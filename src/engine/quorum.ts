@@ -69,6 +69,13 @@ export interface AttemptPlan {
   /** Failures tolerated before the attempt is given up (0: MultiLock; a minority: RedLock). */
   readonly failureLimit: number;
   readonly signal: AbortSignal | undefined;
+  /**
+   * Given when members that answer after the quorum is held may still join the hold (see
+   * LateMembers): the attempt then stops waiting the moment it holds its quorum and offers them
+   * here as they come, giving back those refused. Left out: it waits briefly for them and gives
+   * back the ones later still.
+   */
+  readonly adopt?: (member: TakenMember) => boolean;
 }
 
 export interface AttemptResult {
@@ -188,25 +195,35 @@ export async function attemptAll(members: readonly Member[], plan: AttemptPlan):
     let stopWaiting: (() => void) | undefined;
     const quorumReached = new Promise<void>((resolve) => (stopWaiting = resolve));
     let graceTimer: NodeJS.Timeout | undefined;
+    const late = new Set<number>();
     const all = Promise.all(
       indexes.map(async (index) => {
         const outcome = await takeMember(members[index]!, index, once, signal);
-        // Answered after the attempt stopped waiting for it: not needed, give it back.
-        if (!pending.delete(index)) return 'taken' in outcome ? void releaseMembers([outcome.taken]) : undefined;
+        if (!pending.delete(index)) {
+          // Answered after the attempt stopped waiting for it: joins the hold, or is given back.
+          const adopted = late.has(index) && 'taken' in outcome && plan.adopt!(outcome.taken);
+          if (!adopted && 'taken' in outcome) void releaseMembers([outcome.taken]);
+          return;
+        }
         if ('taken' in outcome) taken.push(outcome.taken);
         else if (outcome.failure.reason === 'busy' && plan.memberWait > 0) busy.push(index);
         else failures.push(outcome.failure);
-        // A RedLock with its majority waits only briefly for the slowest members (a frozen or
-        // unreachable server would otherwise cost every acquisition a whole commandTimeout).
+        // A RedLock with its majority does not wait for the slowest members (a frozen or
+        // unreachable server would otherwise cost every acquisition a whole commandTimeout):
+        // at once when they may join later, else only briefly.
         if (plan.failureLimit > 0 && taken.length >= need && graceTimer === undefined && pending.size > 0) {
-          graceTimer = setTimeout(stopWaiting!, Math.max(QUORUM_GRACE_MS, Date.now() - started));
+          if (plan.adopt) stopWaiting!();
+          else graceTimer = setTimeout(stopWaiting!, Math.max(QUORUM_GRACE_MS, Date.now() - started));
         }
       }),
     );
     await Promise.race([all, quorumReached]);
     clearTimeout(graceTimer);
-    // Cut after the quorum was reached: they did not answer in time.
-    for (const index of pending) failures.push({ index, name: members[index]!.backend.name, reason: 'timeout' });
+    for (const index of pending) {
+      if (plan.adopt) late.add(index);
+      // Cut after the quorum was reached: they did not answer in time.
+      else failures.push({ index, name: members[index]!.backend.name, reason: 'timeout' });
+    }
     pending.clear();
   };
   await tryAtOnce(members.map((_, index) => index));

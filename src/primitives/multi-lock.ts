@@ -9,6 +9,7 @@ import {
   type TakenMember,
 } from '../engine/quorum.js';
 import * as rules from '../engine/quorum-rules.js';
+import { LateMembers } from '../engine/late-members.js';
 import { Hold } from '../engine/holds.js';
 import type { LockStatus } from '../engine/lock-handle.js';
 import { LockAcquireTimeoutError, LockNotHeldError, MemberReleaseError } from '../errors.js';
@@ -25,7 +26,8 @@ export type MultiLockKind = 'MultiLock' | 'RedLock';
 interface Held {
   count: number;
   readonly hold: Hold;
-  readonly taken: readonly TakenMember[];
+  /** Grows when members that answered after the quorum join (see LateMembers). */
+  readonly taken: TakenMember[];
   readonly dispose: () => void;
 }
 
@@ -168,19 +170,22 @@ export class MultiLock implements Lock {
       const remaining = deadline - Date.now();
       const memberWait = p.waitTime === 0 ? 0 : Math.max(1, remaining / this.members.length);
       const started = Date.now();
+      // Late members may join when they already carry the hold's own lease (or their watchdog's).
+      const late = this.#failureLimit > 0 && memberLease === p.leaseTime ? new LateMembers() : undefined;
       const { taken, failures } = await attemptAll(this.members, {
         ownerId,
         memberWait,
         memberLease,
         failureLimit: this.#failureLimit,
         signal: p.signal,
+        adopt: late?.offer,
       });
       const validity =
         failures.length > this.#failureLimit
           ? undefined
           : await rules.confirmQuorum(taken, failures, this.#need, p.leaseTime, memberLease, started);
-      const held = validity === undefined ? undefined : this.#record(ownerId, taken, validity);
-      if (!held) await releaseMembers(taken);
+      const held = validity === undefined ? undefined : this.#record(ownerId, taken, validity, late);
+      if (!held) await releaseMembers([...taken, ...(late?.close() ?? [])]);
       if (p.signal?.aborted) {
         if (held) await this.#release(ownerId).catch(() => undefined);
         throw p.signal.reason;
@@ -195,7 +200,7 @@ export class MultiLock implements Lock {
     }
   }
 
-  #record(ownerId: string, taken: readonly TakenMember[], validity: number): Held {
+  #record(ownerId: string, taken: TakenMember[], validity: number, late: LateMembers | undefined): Held {
     const hold = new Hold({
       name: this.name,
       key: `${this.kind}:${this.#ownId}`,
@@ -204,7 +209,7 @@ export class MultiLock implements Lock {
       leaseTime: Number.isFinite(validity) ? validity : undefined,
     });
     hold.count = 1;
-    const dispose = rules.watchLoss(taken, this.#need, validity, this.name, (error) => {
+    const dispose = rules.watchGroup(taken, late, this.#need, validity, this.name, (error) => {
       // As for a single lock, a lost lock is no longer renewed: what is left of it expires.
       for (const member of taken) member.stopRenewal();
       this.ctx.holds.lost(hold, error);

@@ -2,8 +2,15 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { LockClient, LockLostError, QuorumError, type Lock, type LockClientOptions } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import {
+  LockClient,
+  LockLostError,
+  MemberReleaseError,
+  QuorumError,
+  type Lock,
+  type LockClientOptions,
+} from '../../src/index.js';
+import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 // A frozen server costs one commandTimeout per call; keep it short.
 const OPTIONS: LockClientOptions = { commandTimeout: 300, watchdogTimeout: 900 };
@@ -43,7 +50,9 @@ describe('RedLock: majority', () => {
   it('takes all five members when every server answers, and releases them all', async () => {
     const lock = redLock(party(), 'all-five');
     await lock.lock();
-    assert.deepEqual(await heldOn('all-five'), [0, 1, 2, 3, 4]);
+    // lock() returns once a majority is held; the members that answer after that join the hold.
+    assert.ok((await heldOn('all-five')).length >= 3);
+    await eventually(async () => (await heldOn('all-five')).length === 5, 2_000, 'all five members held');
     assert.equal(await lock.isHeldByCurrentOwner(), true);
     await lock.unlock();
     assert.deepEqual(await heldOn('all-five'), []);
@@ -86,6 +95,24 @@ describe('RedLock: majority', () => {
     assert.deepEqual(await heldOn('no-wait'), []);
   });
 
+  it('members that answer after the majority join the hold, and are released with it', async () => {
+    const lock = redLock(party(), 'late-join');
+    const lease = await frozen([4], async () => {
+      const taken = await lock.acquire();
+      await eventually(async () => (await heldOn('late-join', redis.slice(0, 4))).length === 4, 2_000, '0-3 held');
+      return taken;
+    });
+    // Server 4 resumed: its answer comes now, and the member joins the hold instead of being dropped.
+    await eventually(async () => (await heldOn('late-join')).length === 5, 2_000, 'member 4 joined');
+    // It counts towards the majority: two members lost still leave three.
+    const thief = party();
+    await Promise.all([0, 1].map((i) => thief[i]!.getLock('late-join').forceUnlock()));
+    await sleep(800);
+    assert.equal(lease.signal.aborted, false);
+    await assert.rejects(lease.release(), MemberReleaseError);
+    assert.deepEqual(await heldOn('late-join'), []);
+  });
+
   it('fails cleanly with 3 of 5 frozen: QuorumError naming each member, nothing held once they resume', async () => {
     const lock = redLock(party(), 'three-frozen');
     await frozen([0, 2, 4], async () => {
@@ -112,16 +139,20 @@ describe('RedLock: majority', () => {
 
   it('a majority held by another RedLock keeps it out; a minority taken meanwhile is given back', async () => {
     const holder = redLock(party(), 'majority');
-    await frozen([3, 4], () => holder.lock()); // holds 0, 1, 2
+    await frozen([3, 4], () => holder.lock()); // held with 0, 1, 2; 3 and 4 join once they answer
+    await eventually(async () => (await heldOn('majority')).length === 5, 2_000, 'the late members joined');
+    const others = party();
+    await Promise.all([3, 4].map((i) => others[i]!.getLock('majority').forceUnlock()));
     assert.deepEqual(await heldOn('majority'), [0, 1, 2]);
     const rival = redLock(party(), 'majority');
     assert.equal(await rival.isLocked(), true);
     assert.equal(await rival.tryLock(), false);
     assert.equal(await rival.tryLock({ waitTime: 300 }), false);
     assert.deepEqual(await heldOn('majority'), [0, 1, 2]);
-    await holder.unlock();
+    // Members 3 and 4 were taken from it: unlock says so, and gives back the rest.
+    await assert.rejects(holder.unlock(), MemberReleaseError);
     assert.equal(await rival.tryLock({ waitTime: 1_000 }), true);
-    assert.deepEqual(await heldOn('majority'), [0, 1, 2, 3, 4]);
+    await eventually(async () => (await heldOn('majority')).length === 5, 2_000, 'the rival holds all five');
     await rival.unlock();
   });
 
