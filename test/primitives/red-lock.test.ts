@@ -187,6 +187,7 @@ describe('RedLock: validity, leases and loss', () => {
     const holderClients = party();
     const holder = redLock(holderClients, 'crash');
     await holder.lock();
+    await eventually(async () => (await heldOn('crash')).length === 5, 2_000, 'all five members held');
     // shutdown() stops renewal without releasing, as a crash would.
     await Promise.all(holderClients.map((client) => client.shutdown()));
     assert.deepEqual(await heldOn('crash'), [0, 1, 2, 3, 4]);
@@ -200,6 +201,7 @@ describe('RedLock: validity, leases and loss', () => {
     const lost: string[] = [];
     clients[0]!.on('lockLost', (name) => lost.push(name));
     const lease = await lock.acquire();
+    await eventually(async () => (await heldOn('lose-majority')).length === 5, 2_000, 'all five members held');
     const thief = party();
     await thief[0]!.getLock('lose-majority').forceUnlock();
     await thief[1]!.getLock('lose-majority').forceUnlock();
