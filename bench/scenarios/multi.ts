@@ -11,84 +11,70 @@ export interface LatencyResult {
   acquireP99: number;
 }
 
-async function latencies(
-  iterations: number,
-  acquire: () => Promise<void>,
-  release: () => Promise<void>,
-): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < iterations + 20; i++) {
-    const started = performance.now();
-    await acquire();
-    const took = performance.now() - started;
-    await release();
-    if (i >= 20) samples.push(took); // the first few warm up scripts and connections
-  }
-  return samples;
+/** One contestant: how it takes and gives back its lock. */
+interface Contestant {
+  readonly library: string;
+  readonly servers: number;
+  readonly acquire: () => Promise<void>;
+  readonly release: () => Promise<void>;
 }
 
-function result(library: string, servers: number, samples: number[]): LatencyResult {
-  return { library, servers, acquireP50: percentile(samples, 50), acquireP99: percentile(samples, 99) };
+/**
+ * Acquire latencies of every contestant, taken in turns of ROUND acquisitions each, so that the
+ * drift of a shared machine over seconds reaches them all alike. The first turn only warms up.
+ */
+async function interleavedLatencies(contestants: readonly Contestant[], iterations: number): Promise<number[][]> {
+  const samples = contestants.map((): number[] => []);
+  const ROUND = 50;
+  for (let done = -ROUND; done < iterations; done += ROUND) {
+    for (const [i, contestant] of contestants.entries()) {
+      for (let k = 0; k < Math.min(ROUND, iterations - Math.max(0, done)); k++) {
+        const started = performance.now();
+        await contestant.acquire();
+        const took = performance.now() - started;
+        await contestant.release();
+        if (done >= 0) samples[i]!.push(took);
+      }
+    }
+  }
+  return samples;
 }
 
 /** Scenario 5: uncontended acquire latency of one plain lock, MultiLock over 3 and RedLock over 5 servers. */
 export async function multiServer(redis: readonly Redis[], iterations: number): Promise<LatencyResult[]> {
   const clients = redis.map((connection) => new LockClient(connection));
-  const results: LatencyResult[] = [];
   try {
-    const plain = clients[0]!.getLock('bench:multi:plain');
-    results.push(
-      result(
-        'latchkey Lock',
-        1,
-        await latencies(
-          iterations,
-          () => plain.lock(),
-          () => plain.unlock(),
-        ),
-      ),
-    );
     const members = (name: string, count: number): Lock[] =>
       clients.slice(0, count).map((client) => client.getLock(name));
+    const plain = clients[0]!.getLock('bench:multi:plain');
     const multi = clients[0]!.getMultiLock(...members('bench:multi:multi', 3));
-    results.push(
-      result(
-        'latchkey MultiLock',
-        3,
-        await latencies(
-          iterations,
-          () => multi.lock(),
-          () => multi.unlock(),
-        ),
-      ),
-    );
     const red = clients[0]!.getRedLock(...members('bench:multi:red', 5));
-    results.push(
-      result(
-        'latchkey RedLock',
-        5,
-        await latencies(
-          iterations,
-          () => red.lock(),
-          () => red.unlock(),
-        ),
-      ),
-    );
     const redlock = new Redlock([...redis]);
     redlock.on('error', () => undefined);
     let held: Awaited<ReturnType<Redlock['acquire']>> | undefined;
-    const samples = await latencies(
-      iterations,
-      async () => {
-        held = await redlock.acquire(['bench:multi:redlock'], 5_000);
+    const contestants: Contestant[] = [
+      { library: 'latchkey Lock', servers: 1, acquire: () => plain.lock(), release: () => plain.unlock() },
+      { library: 'latchkey MultiLock', servers: 3, acquire: () => multi.lock(), release: () => multi.unlock() },
+      { library: 'latchkey RedLock', servers: 5, acquire: () => red.lock(), release: () => red.unlock() },
+      {
+        library: 'redlock',
+        servers: redis.length,
+        acquire: async () => {
+          held = await redlock.acquire(['bench:multi:redlock'], 5_000);
+        },
+        release: async () => {
+          await held?.release();
+        },
       },
-      async () => {
-        await held?.release();
-      },
-    );
-    results.push(result('redlock', redis.length, samples));
+    ];
+    const samples = await interleavedLatencies(contestants, iterations);
+    return contestants.map((contestant, i) => ({
+      library: contestant.library,
+      servers: contestant.servers,
+      acquireP50: percentile(samples[i]!, 50),
+      acquireP99: percentile(samples[i]!, 99),
+    }));
   } finally {
     await Promise.all(clients.map((client) => client.shutdown()));
   }
-  return results;
 }

@@ -4,8 +4,11 @@ import type { BenchLibrary, BenchSession } from '../libraries.js';
 
 export interface ThroughputResult {
   library: string;
+  /** The median of the rounds' rates. */
   pairsPerSec: number;
-  /** Scenario 1 only: this library's pairs/s over the floor's (1 = as fast as two bare EVALSHAs). */
+  /** Each round's rate, in round order: all contestants of a round ran within a second or two. */
+  rounds?: number[];
+  /** Scenario 1 only: this library's pairs/s over the floor's, the median of the rounds' ratios. */
   ofFloor?: number;
 }
 
@@ -45,7 +48,7 @@ export async function timed(ms: number, loop: (until: () => boolean) => Promise<
   return (pairs * 1000) / (performance.now() - started);
 }
 
-function median(values: number[]): number {
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
@@ -66,7 +69,7 @@ async function interleaved(
   contestants: readonly Contestant[],
   sliceMs: number,
   rounds: number,
-): Promise<Map<string, number>> {
+): Promise<Map<string, number[]>> {
   const rates = new Map<string, number[]>(contestants.map((contestant) => [contestant.name, []]));
   for (let round = 0; round <= rounds; round++) {
     for (let i = 0; i < contestants.length; i++) {
@@ -75,7 +78,12 @@ async function interleaved(
       if (round > 0) rates.get(contestant.name)!.push(rate);
     }
   }
-  return new Map([...rates].map(([name, values]) => [name, median(values)]));
+  return rates;
+}
+
+/** The median over rounds of `a`'s rate over `b`'s in the same round: drift of the machine cancels out. */
+export function pairedRatio(a: readonly number[], b: readonly number[]): number {
+  return median(a.map((rate, round) => rate / b[round]!));
 }
 
 async function openAll<T>(
@@ -115,9 +123,11 @@ export async function singleClient(
     const rates = await interleaved(contestants, options.sliceMs, options.rounds);
     const floor = rates.get(floorName)!;
     return contestants.map(({ name }) => {
-      const pairsPerSec = rates.get(name)!;
-      progress(`  ${name}: ${Math.round(pairsPerSec)} pairs/s (${(pairsPerSec / floor).toFixed(2)} of floor)`);
-      return { library: name, pairsPerSec, ofFloor: pairsPerSec / floor };
+      const rounds = rates.get(name)!;
+      const pairsPerSec = median(rounds);
+      const ofFloor = pairedRatio(rounds, floor);
+      progress(`  ${name}: ${Math.round(pairsPerSec)} pairs/s (${ofFloor.toFixed(2)} of floor)`);
+      return { library: name, pairsPerSec, rounds, ofFloor };
     });
   });
 }
@@ -141,9 +151,10 @@ export async function concurrentTasks(
     }));
     const rates = await interleaved(contestants, options.sliceMs, options.rounds);
     return contestants.map(({ name }) => {
-      const pairsPerSec = rates.get(name)!;
+      const rounds = rates.get(name)!;
+      const pairsPerSec = median(rounds);
       progress(`  ${name}: ${Math.round(pairsPerSec)} pairs/s`);
-      return { library: name, pairsPerSec };
+      return { library: name, pairsPerSec, rounds };
     });
   });
 }
