@@ -14,8 +14,6 @@ import { lockAcquire, lockForceUnlock, lockLeave, lockRelease, lockRenew, lockSt
 let waitCount = 0;
 const nextWaitToken = (): string => (++waitCount).toString(36);
 
-/** How long a lock handed over to a waiter stays reserved for it until it claims it with its own lease. */
-const HANDOVER_RESERVE_MS = 2_000;
 /** How long giving up a place may take before the waiter leaves it to lapse. */
 const LEAVE_TIMEOUT_MS = 200;
 
@@ -37,7 +35,7 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
   const { run } = ctx;
   const { fairWaiterTimeout } = ctx.options;
   const refreshEvery = Math.max(1, Math.floor(fairWaiterTimeout / 3));
-  const reserve = Math.min(HANDOVER_RESERVE_MS, fairWaiterTimeout);
+
   /** Claims scheduled and not sent yet, by owner. */
   const pendingClaims = new Map<string, NodeJS.Timeout>();
 
@@ -45,7 +43,7 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
   // that could not be given up lapses by itself.
   const leave = async (place: QueuedWait): Promise<void> => {
     if (place.queued === undefined) return;
-    const args = [place.queued, channel, reserve, place.token];
+    const args = [place.queued, channel, place.token];
     await run(lockLeave, queueKeys, args, Date.now() + LEAVE_TIMEOUT_MS).catch(() => undefined);
   };
 
@@ -56,12 +54,15 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
   };
 
   /**
-   * A hand-over reserves the lock for its new owner for at most `reserve` (that waiter might have
-   * died). A holder whose lease is longer sets it with a claim, sent a third of the reservation
-   * later: most critical sections are over by then, and theirs never pays for it. Should the lock
-   * be gone by then (forced, expired), the hold is reported lost.
+   * A hand-over keeps the lock for its new owner (which might have died) no longer than a dead
+   * waiter keeps its place: its lease, but at most fairWaiterTimeout. A holder whose lease is longer
+   * sets it with a claim, sent a third of that reservation later: most critical sections are over
+   * by then, and theirs never pays for it (sent at once, it cost every hand-over of a busy lock a
+   * script, and 0.1-0.2 ms more between holders). Should the lock be gone by then (forced,
+   * expired), the hold is reported lost.
    */
   const claimLater = (owner: string, leaseMs: number): void => {
+    const reserve = Math.min(leaseMs, fairWaiterTimeout);
     if (leaseMs <= reserve) return;
     cancelClaim(owner);
     const timer = setTimeout(
@@ -139,16 +140,16 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
       return value;
     },
     async release(owner) {
-      const left = Number(await run(lockRelease, queueKeys, [owner, channel, reserve, 'one']));
+      const left = Number(await run(lockRelease, queueKeys, [owner, channel, 'one']));
       if (left <= 0) cancelClaim(owner);
       return left;
     },
     async releaseAll(owner) {
       cancelClaim(owner);
-      await run(lockRelease, queueKeys, [owner, channel, reserve, 'all']);
+      await run(lockRelease, queueKeys, [owner, channel, 'all']);
     },
     async forceUnlock() {
-      return Number(await run(lockForceUnlock, queueKeys, [channel, reserve])) === 1;
+      return Number(await run(lockForceUnlock, queueKeys, [channel])) === 1;
     },
     async status(owner) {
       return toStatus(await run(lockStatus, [key], [owner]));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { lockAcquire } from '../../src/scripts/index.js';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
 before(async () => {
@@ -84,6 +84,42 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await next.unlock();
     const redis = server.client();
     assert.deepEqual(await redis.keys('latchkey:{give-up-handover}:*'), []);
+  });
+
+  it('a lock handed over is reserved for fairWaiterTimeout; a holder that keeps it longer claims its own lease', async () => {
+    const holder = server.lockClient({ fairWaiterTimeout: 600 }).getLock('claim');
+    const waiter = server.lockClient({ fairWaiterTimeout: 600 }).getLock('claim');
+    await holder.lock();
+    const waiting = waiter.lock(); // watchdog lease: 30 s
+    await sleep(50);
+    await holder.unlock();
+    await waiting;
+    // Handed over: the lock is kept for the new owner no longer than a dead waiter's place (600 ms).
+    assert.ok((await waiter.remainTimeToLive()) <= 600);
+    await sleep(700);
+    // A third of the reservation later the holder claimed its own lease, long before it ran out.
+    assert.equal(await waiter.isHeldByCurrentOwner(), true);
+    assert.ok((await waiter.remainTimeToLive()) > 20_000);
+    await waiter.unlock();
+    assert.deepEqual(await server.client().keys('latchkey:{claim}:*'), []);
+  });
+
+  it('a short hold handed over never sends a claim, and leaves nothing behind', async () => {
+    const holder = server.lockClient().getLock('no-claim');
+    const locks = server.lockClient();
+    const waiter = locks.getLock('no-claim');
+    await holder.lock();
+    const waiting = waiter.lock();
+    await sleep(50);
+    const admin = server.client();
+    await admin.config('RESETSTAT');
+    await holder.unlock();
+    await waiting;
+    await waiter.unlock();
+    await sleep(50);
+    // The release that handed it over, and the release by the new holder: no claim in between.
+    assert.equal((await commandCalls(admin, 'evalsha')) + (await commandCalls(admin, 'eval')), 2);
+    assert.deepEqual(await admin.keys('latchkey:{no-claim}:*'), []);
   });
 
   it('skips a waiter whose place lapsed, and a hand-over never claimed expires by itself', async () => {

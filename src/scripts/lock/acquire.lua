@@ -4,7 +4,9 @@ so a process that just released cannot take the lock again ahead of those alread
 Waiters whose place lapsed (they stopped refreshing it: the process died) are skipped.
 KEYS[1]  lock hash: field = owner id, value = hold count
 KEYS[2]  queue list: waiting owner ids, in request order
-KEYS[3]  waiters hash: owner id -> "<epoch ms (server clock) when its place lapses>|<lease>|<token>",
+KEYS[3]  waiters hash: owner id -> "<epoch ms (server clock) when its place lapses>|<reservation>|<token>"
+         (reservation: how long a lock handed to it is kept until it claims it: its lease, but
+         no longer than ARGV[3], as long as its place would outlive it if it died),
          or "g|<token>" when a release handed it the lock (for the wait of that token) and it has
          not claimed it with its own lease yet
 ARGV[1]  owner id ("<client id>:<owner id>")
@@ -88,7 +90,8 @@ if ARGV[4] == '1' then
   if not mark or handedOver(mark) then
     redis.call('rpush', KEYS[2], owner)
   end
-  redis.call('hset', KEYS[3], owner, (now + timeout) .. '|' .. ARGV[2] .. '|' .. ARGV[5])
+  local reserve = math.min(tonumber(ARGV[2]), timeout)
+  redis.call('hset', KEYS[3], owner, (now + timeout) .. '|' .. reserve .. '|' .. ARGV[5])
   -- The queue lives as long as its longest-lived place, so waiters that all died leave nothing behind.
   for i = 2, 3 do
     if redis.call('pttl', KEYS[i]) < timeout then

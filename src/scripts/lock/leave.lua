@@ -5,8 +5,7 @@ KEYS[2]  queue list (see lock/acquire)
 KEYS[3]  waiters hash (see lock/acquire)
 ARGV[1]  owner id
 ARGV[2]  the lock's channel (hand-overs go to "<channel>:<client id>")
-ARGV[3]  longest TTL in ms a handed-over lock keeps until its new owner claims it
-ARGV[4]  the token of the wait that gives up
+ARGV[3]  the token of the wait that gives up
 Returns  1 when an untaken hand-over was passed on, 0 otherwise ]]
 --!include lib/lock-hand-over.lua
 local mark = redis.call('hget', KEYS[3], ARGV[1])
@@ -19,7 +18,7 @@ if string.sub(mark, 1, 2) ~= 'g|' then
   return 0
 end
 -- A hand-over to another wait of this owner (one that took it) is a hold, not this wait's to give.
-if mark ~= 'g|' .. ARGV[4] then
+if mark ~= 'g|' .. ARGV[3] then
   return 0
 end
 redis.call('hdel', KEYS[3], ARGV[1])
@@ -27,5 +26,5 @@ if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-handOver(ARGV[2], ARGV[3])
+handOver(ARGV[2])
 return 1
