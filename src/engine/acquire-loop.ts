@@ -44,12 +44,12 @@ const FALLBACK_RETRY_MS = 1_000;
  * The one wait algorithm: try; on failure subscribe to the release channel, try again (a release
  * may have happened before the subscription), then park until a release message wakes this
  * waiter or the holder's lease runs out, and retry. A wait with a place in a queue subscribes
- * first, then tries. Resolves with the attempt's value, or `undefined` when `waitTime` elapsed. Aborting rejects with the signal's reason.
+ * first, then tries. Resolves with the attempt's value, or `undefined` when `waitTime` elapsed.
+ * Aborting rejects with the signal's reason.
  */
 export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T | undefined> {
-  const { attempt, signal, waitTime } = options;
+  const { attempt, signal, waitTime, place } = options;
   signal?.throwIfAborted();
-  const { place } = options;
   const deadline = waitTime === undefined ? undefined : Date.now() + waitTime;
   if (!place) {
     // A single attempt (waitTime 0) is bounded by commandTimeout alone, not by a deadline of "now".

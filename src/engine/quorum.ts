@@ -44,8 +44,12 @@ export class MemberLoss {
     this.#listener?.(reason);
   }
 
-  /** Calls `listener` when the member is lost from now on; returns a function that stops it. */
+  /** Calls `listener` when the member is lost (at once if it already is); returns a function that stops it. */
   onLost(listener: (reason: LockLostError) => void): () => void {
+    if (this.reason !== undefined) {
+      listener(this.reason);
+      return () => undefined;
+    }
     this.#listener = listener;
     return () => {
       this.#listener = undefined;

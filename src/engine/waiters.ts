@@ -66,14 +66,6 @@ export class Waiters {
     return Promise.resolve();
   }
 
-  /**
-   * Hands `message` to the local waiters of `channel` as if it had arrived there: for messages a
-   * primitive receives on a channel of its own (one addressed to this client only).
-   */
-  deliver(channel: string, message: string): void {
-    this.#channels.get(channel)?.onMessage(message);
-  }
-
   /** Wakes every parked waiter with `error` and drops every subscription (client shutdown). */
   async close(error: Error): Promise<void> {
     this.#closed = true;
