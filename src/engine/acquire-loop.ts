@@ -58,8 +58,19 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
     if (deadline === undefined ? false : Date.now() >= deadline) return undefined;
   }
 
-  const started = Date.now();
-  publish('wait', () => ({ name: options.name, phase: 'start' }));
+  // The wait starts when an attempt failed: after the first one, or for a queued wait (which makes
+  // its first attempt after subscribing) when that one did.
+  let started: number | undefined;
+  const start = (): void => {
+    started = Date.now();
+    publish('wait', () => ({ name: options.name, phase: 'start' }));
+  };
+  const end = (acquired: boolean): void => {
+    if (started === undefined) return;
+    const waited = Date.now() - started;
+    publish('wait', () => ({ name: options.name, phase: 'end', acquired, waited }));
+  };
+  if (!place) start();
   // Subscribing is a round trip too (none while the channel lingers subscribed from an earlier
   // wait): on a frozen server it must not outlast the caller's wait.
   const joining = options.waiters.join(options.channel, place?.token);
@@ -73,12 +84,13 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
       const next = await attempt(deadline, place);
       if (next.acquired) {
         acquired = true;
-        publish('wait', () => ({ name: options.name, phase: 'end', acquired: true, waited: Date.now() - started }));
+        end(true);
         return next.value;
       }
+      if (started === undefined) start();
       const remaining = deadline === undefined ? Infinity : deadline - Date.now();
       if (remaining <= 0) {
-        publish('wait', () => ({ name: options.name, phase: 'end', acquired: false, waited: Date.now() - started }));
+        end(false);
         return undefined;
       }
       // PTTL answers 0 in a lease's last millisecond and -2 when the key just vanished: retry at
