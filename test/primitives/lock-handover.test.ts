@@ -87,16 +87,16 @@ describe('Lock: hand-over to waiters, no barging', () => {
   });
 
   it('a lock handed over is reserved for fairWaiterTimeout; a holder that keeps it longer claims its own lease', async () => {
-    const holder = server.lockClient({ fairWaiterTimeout: 600 }).getLock('claim');
-    const waiter = server.lockClient({ fairWaiterTimeout: 600 }).getLock('claim');
+    const holder = server.lockClient({ fairWaiterTimeout: 1_500 }).getLock('claim');
+    const waiter = server.lockClient({ fairWaiterTimeout: 1_500 }).getLock('claim');
     await holder.lock();
     const waiting = waiter.lock(); // watchdog lease: 30 s
     await sleep(50);
     await holder.unlock();
     await waiting;
-    // Handed over: the lock is kept for the new owner no longer than a dead waiter's place (600 ms).
-    assert.ok((await waiter.remainTimeToLive()) <= 600);
-    await sleep(700);
+    // Handed over: the lock is kept for the new owner no longer than a dead waiter's place (1.5 s).
+    assert.ok((await waiter.remainTimeToLive()) <= 1_500);
+    await sleep(1_200);
     // A third of the reservation later the holder claimed its own lease, long before it ran out.
     assert.equal(await waiter.isHeldByCurrentOwner(), true);
     assert.ok((await waiter.remainTimeToLive()) > 20_000);
