@@ -108,15 +108,6 @@ function releaseUnknown(member: Member, owner: string): void {
 
 type Outcome = { readonly taken: TakenMember } | { readonly failure: IndexedMemberFailure };
 
-async function tryOnce<T>(
-  attempt: (deadline: number | undefined) => Promise<Attempt<T>>,
-  signal: AbortSignal | undefined,
-): Promise<T | undefined> {
-  signal?.throwIfAborted();
-  const result = await attempt(undefined);
-  return result.acquired ? result.value : undefined;
-}
-
 async function takeMember(
   member: Member,
   index: number,
@@ -141,20 +132,18 @@ async function takeMember(
       throw error;
     }
   };
-  const wait = backend.wait ?? acquireLoop;
+  // One try (the first round of every attempt) goes straight to acquireLoop's single attempt,
+  // past the backend's own wait, which would only hand it there.
+  const wait = plan.memberWait === 0 ? acquireLoop : (backend.wait ?? acquireLoop);
   try {
-    // One try (the first round of every attempt) needs none of the wait's machinery.
-    const value =
-      plan.memberWait === 0
-        ? await tryOnce(attempt, signal)
-        : await wait({
-            attempt,
-            waiters: ctx.waiters,
-            channel: backend.channel,
-            waitTime: plan.memberWait,
-            signal,
-            name: backend.name,
-          });
+    const value = await wait({
+      attempt,
+      waiters: ctx.waiters,
+      channel: backend.channel,
+      waitTime: plan.memberWait,
+      signal,
+      name: backend.name,
+    });
     if (value === undefined) {
       if (uncertain) releaseUnknown(member, owner);
       return { failure: { index, name: backend.name, reason: 'busy' } };

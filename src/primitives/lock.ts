@@ -62,27 +62,23 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
    * expired), the hold is reported lost.
    */
   const claimLater = (owner: string, leaseMs: number): void => {
-    const reserve = Math.min(leaseMs, fairWaiterTimeout);
-    if (leaseMs <= reserve) return;
+    if (leaseMs <= fairWaiterTimeout) return; // the reservation is the whole lease already
     cancelClaim(owner);
-    const timer = setTimeout(
-      () => {
-        pendingClaims.delete(owner);
-        if (!ctx.isOpen()) return; // shut down: held locks are left to their leases
-        run(lockAcquire, queueKeys, [owner, leaseMs, fairWaiterTimeout, 'c', '']).then(
-          (reply) => {
-            const hold = reply === null ? undefined : ctx.holds.get(key, owner);
-            if (hold)
-              ctx.holds.lost(
-                hold,
-                new LockLostError(`Lock "${name}" was lost: the hand-over to this owner expired before it was claimed`),
-              );
-          },
-          () => undefined, // unreachable Redis: the watchdog or the lease timer reports it
-        );
-      },
-      Math.floor(reserve / 3),
-    );
+    const timer = setTimeout(() => {
+      pendingClaims.delete(owner);
+      if (!ctx.isOpen()) return; // shut down: held locks are left to their leases
+      run(lockAcquire, queueKeys, [owner, leaseMs, fairWaiterTimeout, 'c', '']).then(
+        (reply) => {
+          const hold = reply === null ? undefined : ctx.holds.get(key, owner);
+          if (hold)
+            ctx.holds.lost(
+              hold,
+              new LockLostError(`Lock "${name}" was lost: the hand-over to this owner expired before it was claimed`),
+            );
+        },
+        () => undefined, // unreachable Redis: the watchdog or the lease timer reports it
+      );
+    }, refreshEvery);
     timer.unref();
     pendingClaims.set(owner, timer);
   };
