@@ -3,6 +3,7 @@ import type { BenchResults } from './report.js';
 /** Hand-written SVG: no charting dependency. Two log-scale bar panels, one colour per library. */
 const COLORS: Record<string, string> = {
   'floor (2 x EVALSHA)': '#9ca3af',
+  'floor: hand-over ring': '#9ca3af',
   'latchkey Lock': '#2563eb',
   'latchkey FairLock': '#059669',
   redlock: '#dc2626',
@@ -83,7 +84,14 @@ export function chart(results: BenchResults): string {
   const waits: Group[] = [];
   const configs = [...new Set(results.contention.map((row) => `${row.workers}|${row.holdMs}`))];
   for (const config of configs) {
-    const rows = results.contention.filter((row) => `${row.workers}|${row.holdMs}` === config);
+    // One bar per library: the hand-over ring runs twice per configuration; its first run is shown.
+    const rows = results.contention.filter(
+      (row, i, all) =>
+        `${row.workers}|${row.holdMs}` === config &&
+        all.findIndex(
+          (other) => other.library === row.library && other.workers === row.workers && other.holdMs === row.holdMs,
+        ) === i,
+    );
     const name = `3: W=${rows[0]!.workers}, hold ${rows[0]!.holdMs} ms`;
     throughput.push({
       label: name,
@@ -95,7 +103,7 @@ export function chart(results: BenchResults): string {
   const legend = libraries
     .map(
       (library, i) =>
-        `<rect x="${20 + i * 185}" y="652" width="12" height="12" fill="${COLORS[library] ?? '#6b7280'}"/><text x="${36 + i * 185}" y="662" class="axis">${escape(library)}</text>`,
+        `<rect x="${20 + i * 155}" y="652" width="12" height="12" fill="${COLORS[library] ?? '#6b7280'}"/><text x="${36 + i * 155}" y="662" class="axis">${escape(library)}</text>`,
     )
     .join('\n');
   const { machine } = results;

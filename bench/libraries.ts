@@ -15,9 +15,16 @@ export interface BenchSession {
   close(): Promise<void>;
 }
 
+/** Which of the contending processes opens the session, and how many there are (scenario 3). */
+export interface Seat {
+  readonly worker: number;
+  readonly workers: number;
+}
+
 export interface BenchLibrary {
   readonly name: string;
-  open(redis: Redis): BenchSession;
+  /** `seat`: given in scenario 3, where each contending process opens its own session. */
+  open(redis: Redis, seat?: Seat): BenchSession;
 }
 
 function latchkey(name: string, pick: (client: LockClient, lockName: string) => Lock): BenchLibrary {
@@ -94,13 +101,57 @@ export const redisSemaphore: BenchLibrary = {
   },
 };
 
+/**
+ * Not a lock: the least that any lock which never lets the releasing process barge must do, run
+ * as one so that scenario 3 measures what this machine allows such a lock. The turn goes round the
+ * workers in a fixed ring: each waits for a message on its own channel, holds, and passes the turn
+ * on with one PUBLISH to the next. That is one notification per hand-over and nothing else: no
+ * script, no lock state, no queue. Every wait spans the other W-1 workers' turns, as it must for a
+ * lock where a process that asks again queues behind those already waiting.
+ */
+export const handOverRing: BenchLibrary = {
+  name: 'floor: hand-over ring',
+  open(redis, seat) {
+    if (!seat) throw new Error('the hand-over ring runs only across worker processes (scenario 3)');
+    const subscriber = redis.duplicate();
+    subscriber.on('error', () => undefined);
+    return {
+      lock(name) {
+        const channel = (worker: number): string => `${name}:ring:${worker}`;
+        let turns = seat.worker === 0 ? 1 : 0; // the first worker starts with the turn
+        let wake: (() => void) | undefined;
+        subscriber.on('message', () => {
+          const resolve = wake;
+          wake = undefined;
+          if (resolve) resolve();
+          else turns++;
+        });
+        const subscribed = subscriber.subscribe(channel(seat.worker));
+        return {
+          async acquire() {
+            await subscribed;
+            if (turns > 0) turns--;
+            else await new Promise<void>((resolve) => (wake = resolve));
+          },
+          async release() {
+            await redis.publish(channel((seat.worker + 1) % seat.workers), '1');
+          },
+        };
+      },
+      close: async () => {
+        await subscriber.quit().catch(() => subscriber.disconnect());
+      },
+    };
+  },
+};
+
 /** Every library available in this checkout, latchkey first. */
 export function libraries(): BenchLibrary[] {
   return [latchkeyLock, latchkeyFairLock, redlock, redisSemaphore];
 }
 
 export function libraryByName(name: string): BenchLibrary {
-  const found = libraries().find((library) => library.name === name);
+  const found = [...libraries(), handOverRing].find((library) => library.name === name);
   if (!found) throw new Error(`unknown library ${name}`);
   return found;
 }

@@ -12,6 +12,8 @@ import type { Interval } from './stats.js';
 export interface RunMessage {
   readonly type: 'run';
   readonly worker: number;
+  /** How many workers contend in this run. */
+  readonly workers: number;
   readonly library: string;
   readonly lockName: string;
   readonly port: number;
@@ -85,7 +87,7 @@ async function probe(message: ProbeMessage): Promise<number[]> {
 async function run(message: RunMessage): Promise<DoneMessage> {
   const redis = new Redis({ port: message.port, host: '127.0.0.1' });
   redis.on('error', () => undefined);
-  const session = libraryByName(message.library).open(redis);
+  const session = libraryByName(message.library).open(redis, message);
   const lock = session.lock(message.lockName);
   const intervals: Interval[] = [];
   const pending: number[] = [];

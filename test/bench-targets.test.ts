@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BenchResults } from '../bench/report.js';
 import type { ContentionResult } from '../bench/scenarios/contention.js';
-import { checkTargets } from '../bench/targets.js';
+import { checkTargets, type TargetCheck } from '../bench/targets.js';
 
 function contention(library: string, fields: Partial<ContentionResult>): ContentionResult {
   return {
@@ -77,6 +77,42 @@ describe('bench targets', () => {
     assert.match(util.bound!, /= 0\.706$/);
     const enough = checkTargets(results([contention('latchkey Lock', { utilisation: 0.93 })]));
     assert.equal(enough.find((check) => check.target.startsWith('utilisation'))!.met, true);
+  });
+
+  it('the hand-over ring bounds what a lock that never lets the releaser barge can reach, best of its runs', () => {
+    // Little's law allows p99 >= (8.4 - 0.1) / 0.99 = 8.4 ms against a bar of 9 ms: reachable by it
+    // alone. The ring, which does nothing but hand over, had p99 9.5 in its better run: out of reach.
+    const ring = (fields: Partial<ContentionResult>): ContentionResult => contention('floor: hand-over ring', fields);
+    const checks = checkTargets(
+      results([
+        ring({ waitP99: 12, waitMax: 14, utilisation: 0.8 }),
+        contention('latchkey Lock', { waitP99: 11, waitMax: 13, utilisation: 0.7 }),
+        contention('redis-semaphore', { waitP99: 90, waitMax: 10 }),
+        ring({ waitP99: 9.5, waitMax: 11, utilisation: 0.85 }),
+      ]),
+    );
+    const find = (target: string): TargetCheck => checks.find((check) => check.target.startsWith(target))!;
+    assert.equal(find('wait p99').outOfReach, true);
+    assert.match(find('wait p99').bound!, /best of 2 runs\) had wait p99 9\.5 ms$/);
+    assert.equal(find('wait max').outOfReach, true); // bar 1 ms, ring 11 ms
+    assert.match(find('utilisation').bound!, /reached 0\.850$/);
+    // The ring is no peer: the bars come from redis-semaphore alone.
+    assert.match(find('wait p99').target, /\(9\.00 ms\)/);
+
+    const reachable = checkTargets(
+      results([
+        ring({ waitP99: 80, waitMax: 90, utilisation: 0.95, holdMean: 5 }),
+        contention('latchkey Lock', { waitP99: 100, utilisation: 0.88, holdMean: 5 }),
+        contention('redis-semaphore', { waitP99: 900, waitMax: 3_000, holdMean: 5 }),
+      ]),
+    );
+    const missed = reachable
+      .filter((check) => !check.met)
+      .map((check) => [check.target.split(' ')[0], check.outOfReach]);
+    assert.deepEqual(missed, [
+      ['utilisation', false],
+      ['wait', false],
+    ]);
   });
 
   it('checks fairness by the bar of each lock and overlaps always', () => {

@@ -79,7 +79,18 @@ export class WorkerPool {
         };
         child.on('message', onMessage);
       });
-      const message: RunMessage = { type: 'run', worker, library, lockName, port, holdMs, start: asking, end, cutoff };
+      const message: RunMessage = {
+        type: 'run',
+        worker,
+        workers,
+        library,
+        lockName,
+        port,
+        holdMs,
+        start: asking,
+        end,
+        cutoff,
+      };
       child.send(message);
       return done;
     });
