@@ -107,7 +107,9 @@ function contentionChecks(results: BenchResults, row: ContentionResult): TargetC
               ? `each hand-over between processes costs at least the notification floor after ${row.holdMs} ms idle ` +
                 `(mean ${num(floor.mean)} ms): utilisation <= ${num(hold)} / (${num(hold)} + ${num(floor.mean)}) = ${num(utilBound, 3)}`
               : '') + (ring ? ringSays(`reached ${num(ring.utilisation, 3)}`) : ''),
-          outOfReach: utilBound < 0.9 || (ring !== undefined && ring.utilisation < 0.9),
+          // Both are measured, at different moments of a drifting machine: out of reach only when
+          // neither reached the bar (a NaN bound, when not measured, never decides).
+          outOfReach: !(utilBound >= 0.9) && !(ring !== undefined && ring.utilisation >= 0.9),
         }
       : {}),
   });
@@ -181,14 +183,26 @@ export function checkTargets(results: BenchResults): TargetCheck[] {
       met: row.commandsPerPeriod <= row.budget,
     });
   const plain = results.multi.find((row) => row.library === 'latchkey Lock');
-  for (const row of results.multi.filter((r) => isOurs(r.library) && r !== plain))
-    if (plain)
-      checks.push({
-        scenario: 5,
-        subject: `${row.library} (${row.servers} servers)`,
-        target: `acquire p50 <= 2 x one Lock's (${num(2 * plain.acquireP50)} ms)`,
-        measured: `${num(row.acquireP50)} ms (${num(row.acquireP50 / plain.acquireP50, 1)}x)`,
-        met: row.acquireP50 <= 2 * plain.acquireP50,
-      });
+  const floorOn = (servers: number) => results.multi.find((row) => row.library === `floor (EVALSHA on ${servers})`);
+  for (const row of results.multi.filter((r) => isOurs(r.library) && r !== plain)) {
+    if (!plain) continue;
+    const met = row.acquireP50 <= 2 * plain.acquireP50;
+    const [one, many] = [floorOn(1), floorOn(row.servers)];
+    checks.push({
+      scenario: 5,
+      subject: `${row.library} (${row.servers} servers)`,
+      target: `acquire p50 <= 2 x one Lock's (${num(2 * plain.acquireP50)} ms)`,
+      measured: `${num(row.acquireP50)} ms (${num(row.acquireP50 / plain.acquireP50, 1)}x)`,
+      met,
+      ...(!met && one && many
+        ? {
+            bound:
+              `a bare script on ${row.servers} servers at once took ${num(many.acquireP50)} ms, on one ${num(one.acquireP50)} ms ` +
+              `(${num(many.acquireP50 / one.acquireP50, 1)}x); one Lock took ${num(plain.acquireP50 / one.acquireP50, 1)}x the bare script`,
+            outOfReach: many.acquireP50 > 2 * plain.acquireP50,
+          }
+        : {}),
+    });
+  }
   return checks;
 }

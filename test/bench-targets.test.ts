@@ -115,6 +115,43 @@ describe('bench targets', () => {
     ]);
   });
 
+  it('utilisation is out of reach only when neither the notification floor nor the ring reached 0.9', () => {
+    // The floor allows 1.2 / (1.2 + 0.5) = 0.706, but the ring, at another moment, reached 0.92.
+    const checks = checkTargets(
+      results([
+        contention('floor: hand-over ring', { utilisation: 0.92 }),
+        contention('latchkey Lock', { utilisation: 0.8 }),
+      ]),
+    );
+    const util = checks.find((check) => check.target.startsWith('utilisation'))!;
+    assert.equal(util.met, false);
+    assert.equal(util.outOfReach, false);
+  });
+
+  it('scenario 5 is bounded by a bare script sent to as many servers at once', () => {
+    const latency = (library: string, servers: number, acquireP50: number) => ({
+      library,
+      servers,
+      acquireP50,
+      acquireP99: acquireP50 * 3,
+    });
+    const run = (fanOut: number): TargetCheck[] =>
+      checkTargets({
+        ...results([]),
+        multi: [
+          latency('floor (EVALSHA on 1)', 1, 0.05),
+          latency('floor (EVALSHA on 5)', 5, fanOut),
+          latency('latchkey Lock', 1, 0.04),
+          latency('latchkey RedLock', 5, 0.1),
+        ],
+      });
+    const missed = run(0.07)[0]!;
+    assert.equal(missed.met, false);
+    assert.equal(missed.outOfReach, false);
+    assert.match(missed.bound!, /took 0\.07 ms, on one 0\.05 ms \(1\.4x\); one Lock took 0\.8x the bare script$/);
+    assert.equal(run(0.09)[0]!.outOfReach, true); // the bare fan-out alone is over 2 x 0.04
+  });
+
   it('checks fairness by the bar of each lock and overlaps always', () => {
     const checks = checkTargets(
       results([

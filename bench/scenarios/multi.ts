@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { Redlock } from '../redlock.js';
 import { LockClient, type Lock } from '../latchkey.js';
 import { percentile } from '../stats.js';
+import { floorScripts } from './single.js';
 
 export interface LatencyResult {
   library: string;
@@ -52,7 +53,28 @@ export async function multiServer(redis: readonly Redis[], iterations: number): 
     const redlock = new Redlock([...redis]);
     redlock.on('error', () => undefined);
     let held: Awaited<ReturnType<Redlock['acquire']>> | undefined;
+    // The floors: the same two bare scripts as scenario 1's, on 1, 3 and 5 servers at once: what
+    // sending to several servers costs this process before any lock logic.
+    const scripts = await Promise.all(redis.map((connection) => floorScripts(connection)));
+    const floor = (servers: number): Contestant => {
+      const on = redis.slice(0, servers).map((connection, i) => ({ connection, ...scripts[i]! }));
+      return {
+        library: `floor (EVALSHA on ${servers})`,
+        servers,
+        acquire: async () => {
+          await Promise.all(
+            on.map(({ connection, take }) => connection.evalsha(take, 1, 'bench:multi:floor', 'o', 30_000)),
+          );
+        },
+        release: async () => {
+          await Promise.all(on.map(({ connection, give }) => connection.evalsha(give, 1, 'bench:multi:floor', 'o')));
+        },
+      };
+    };
     const contestants: Contestant[] = [
+      floor(1),
+      floor(3),
+      floor(5),
       { library: 'latchkey Lock', servers: 1, acquire: () => plain.lock(), release: () => plain.unlock() },
       { library: 'latchkey MultiLock', servers: 3, acquire: () => multi.lock(), release: () => multi.unlock() },
       { library: 'latchkey RedLock', servers: 5, acquire: () => red.lock(), release: () => red.unlock() },

@@ -15,10 +15,16 @@ export interface ThroughputResult {
 const SET_IF_ABSENT = "return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')";
 const DELETE_IF_OWNER = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 
-/** The floor: a bare ioredis loop of two EVALSHA round trips (take, give back) and nothing else. */
-export async function floorLoop(redis: Redis, name: string, until: () => boolean): Promise<number> {
+/** The floor's two scripts, loaded: take a key if absent, give it back if still the owner's. */
+export async function floorScripts(redis: Redis): Promise<{ take: string; give: string }> {
   const take = (await redis.script('LOAD', SET_IF_ABSENT)) as string;
   const give = (await redis.script('LOAD', DELETE_IF_OWNER)) as string;
+  return { take, give };
+}
+
+/** The floor: a bare ioredis loop of two EVALSHA round trips (take, give back) and nothing else. */
+export async function floorLoop(redis: Redis, name: string, until: () => boolean): Promise<number> {
+  const { take, give } = await floorScripts(redis);
   let pairs = 0;
   while (!until()) {
     await redis.evalsha(take, 1, name, 'owner', 30_000);
