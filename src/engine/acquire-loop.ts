@@ -74,16 +74,14 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
   // Subscribing is a round trip too (none while the channel lingers subscribed from an earlier
   // wait): on a frozen server it must not outlast the caller's wait.
   const joining = options.waiters.join(options.channel, place?.token);
-  const waiter = await beforeDeadline(joining, deadline, (late) => void late.leave().catch(() => undefined));
+  const waiter = await beforeDeadline(joining, deadline, (late) => late.leave());
   if (!waiter) return undefined;
-  let acquired = false;
   try {
     for (;;) {
       signal?.throwIfAborted();
       waiter.beforeAttempt();
       const next = await attempt(deadline, place);
       if (next.acquired) {
-        acquired = true;
         end(true);
         return next.value;
       }
@@ -100,9 +98,6 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
       if (place && waiter.takeAddressed()) place.handedOver = true;
     }
   } finally {
-    // Acquired: the lock is the caller's now; unsubscribing (a round trip) need not delay it.
-    // Otherwise wait for it, so that nothing of this wait is left when the call settles.
-    if (acquired) void waiter.leave().catch(() => undefined);
-    else await waiter.leave();
+    waiter.leave();
   }
 }

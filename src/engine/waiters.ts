@@ -56,14 +56,13 @@ export class Waiters {
    * that waits again and again (take, release, take: every worker of a busy lock) pays no
    * SUBSCRIBE round trip each time, then unsubscribes unless a waiter came back.
    */
-  #leave(channel: string, entry: ChannelWaiters): Promise<void> {
-    if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return Promise.resolve();
+  #leave(channel: string, entry: ChannelWaiters): void {
+    if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return;
     entry.linger(() => {
       if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return;
       this.#channels.delete(channel);
       entry.ready.then(() => entry.unsubscribe?.()).catch(() => undefined);
     });
-    return Promise.resolve();
   }
 
   /** Wakes every parked waiter with `error` and drops every subscription (client shutdown). */
@@ -163,7 +162,7 @@ export class Waiter {
 
   constructor(
     private readonly entry: ChannelWaiters,
-    private readonly onLeave: () => Promise<void>,
+    private readonly onLeave: () => void,
     readonly id?: string,
   ) {}
 
@@ -247,12 +246,15 @@ export class Waiter {
     });
   }
 
-  /** Leaves the queue; passes on a wake-up it did not use, and unsubscribes if it was the last. */
-  leave(): Promise<void> {
-    if (this.#left) return Promise.resolve();
+  /**
+   * Leaves the queue; passes on a wake-up it did not use, and if it was the last, lets the channel
+   * linger (it unsubscribes later, on a timer): nothing to wait for.
+   */
+  leave(): void {
+    if (this.#left) return;
     this.#left = true;
     this.entry.remove(this);
     if (this.#unusedWake) this.entry.onMessage('1');
-    return this.onLeave();
+    this.onLeave();
   }
 }
