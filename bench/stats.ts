@@ -8,6 +8,12 @@ export function mean(values: readonly number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
 }
 
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 export function max(values: readonly number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((a, b) => Math.max(a, b), -Infinity);
 }

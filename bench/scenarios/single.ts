@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { BenchLibrary, BenchSession } from '../libraries.js';
+import { median } from '../stats.js';
 
 export interface ThroughputResult {
   library: string;
@@ -52,12 +53,6 @@ export async function timed(ms: number, loop: (until: () => boolean) => Promise<
   const end = started + ms;
   const pairs = await loop(() => performance.now() >= end);
   return (pairs * 1000) / (performance.now() - started);
-}
-
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** A contestant of a throughput scenario: one loop over its own open session. */
