@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createClient } from 'redis';
 import { LockClient, RedisUnavailableError } from '../../src/index.js';
-import type { RedisConnection } from '../../src/redis/connection.js';
+import type { LuaScript, RedisConnection } from '../../src/redis/connection.js';
 import { IoredisConnection } from '../../src/redis/ioredis-adapter.js';
 import { NodeRedisConnection } from '../../src/redis/node-redis-adapter.js';
 import { toConnection } from '../../src/redis/to-connection.js';
@@ -47,7 +48,12 @@ async function readsProcessed(admin: { info(section: string): Promise<string> })
   return Number(/total_reads_processed:(\d+)/.exec(await admin.info('stats'))?.[1]);
 }
 
-const probe = { name: 'test/probe', sha: '', source: "return {1, 'two', {3}, redis.call('hget', KEYS[1], 'f')}" };
+/** A script as the generated index describes one: its name, source and SHA-1. */
+function testScript(name: string, source: string): LuaScript {
+  return { name, sha: createHash('sha1').update(source).digest('hex'), source };
+}
+
+const probe = testScript('test/probe', "return {1, 'two', {3}, redis.call('hget', KEYS[1], 'f')}");
 
 for (const [name, make] of adapters) {
   describe(`adapter conformance: ${name}`, () => {
@@ -60,18 +66,14 @@ for (const [name, make] of adapters) {
 
     it('runs scripts: integers, strings, nested arrays and nil replies', async () => {
       const { connection } = await make();
-      const { createHash } = await import('node:crypto');
-      const script = { ...probe, sha: createHash('sha1').update(probe.source).digest('hex') };
-      assert.deepEqual(await connection.evalScript(script, ['adapter:none'], []), [1, 'two', [3], null]);
+      assert.deepEqual(await connection.evalScript(probe, ['adapter:none'], []), [1, 'two', [3], null]);
       assert.deepEqual(await connection.evalScript(lockStatus, ['latchkey:{none}:lock'], ['owner']), [0, 0, -2]);
       await connection.close();
     });
 
     it('sends the scripts of one tick in a few socket writes, each answered with its own reply', async () => {
       const { connection } = await make();
-      const { createHash } = await import('node:crypto');
-      const source = 'return ARGV[1]';
-      const echo = { name: 'test/echo', sha: createHash('sha1').update(source).digest('hex'), source };
+      const echo = testScript('test/echo', 'return ARGV[1]');
       await connection.evalScript(echo, [], ['warm-up']); // loads the script (NOSCRIPT, then EVAL)
       const admin = server.client();
       const readsBefore = await readsProcessed(admin);
