@@ -58,7 +58,6 @@ export class Hold {
 export class Holds {
   /** By key, then by field (owner): both strings are long-lived, so lookups hash nothing new. */
   readonly #holds = new Map<string, Map<string, Hold>>();
-  #size = 0;
 
   constructor(
     private readonly watchdog: Watchdog,
@@ -77,7 +76,6 @@ export class Holds {
     if (!hold) {
       hold = new Hold(spec);
       byField.set(spec.field, hold);
-      this.#size++;
     }
     hold.count++;
     const current = hold;
@@ -118,7 +116,6 @@ export class Holds {
     const byField = this.#holds.get(hold.spec.key);
     if (byField?.get(hold.spec.field) !== hold) return;
     byField.delete(hold.spec.field);
-    this.#size--;
     if (byField.size === 0) this.#holds.delete(hold.spec.key);
   }
 
@@ -145,7 +142,10 @@ export class Holds {
     for (const hold of all) this.lost(hold, error, false);
   }
 
+  /** Holds recorded (for tests and inspection). */
   get size(): number {
-    return this.#size;
+    let size = 0;
+    for (const byField of this.#holds.values()) size += byField.size;
+    return size;
   }
 }
