@@ -3,7 +3,7 @@ import { LockLostError } from '../errors.js';
 import type { RenewalTarget, Watchdog } from './watchdog.js';
 
 /** What a primitive tells the registry about one acquisition. */
-export interface HoldSpec extends Omit<RenewalTarget, 'onLost'> {
+export interface HoldSpec extends RenewalTarget {
   /** Explicit lease (ms): the hold expires by itself. Left out: the watchdog renews it. */
   readonly leaseTime: number | undefined;
 }
@@ -82,7 +82,7 @@ export class Holds {
     if (spec.leaseTime === undefined) {
       if (current.expiryTimer !== undefined) clearTimeout(current.expiryTimer);
       current.expiryTimer = undefined;
-      current.stopRenewal ??= this.watchdog.add({ ...spec, onLost: (error) => this.lost(current, error) }, acquiredAt);
+      current.stopRenewal ??= this.watchdog.add(spec, acquiredAt, (error) => this.lost(current, error));
     } else if (current.stopRenewal === undefined) {
       // An explicit lease: the hold is known lost the moment the lease runs out.
       if (current.expiryTimer !== undefined) clearTimeout(current.expiryTimer);

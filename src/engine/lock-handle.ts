@@ -103,7 +103,8 @@ export class LockHandle implements Lock {
 
   async tryLock(options?: TryLockOptions): Promise<boolean> {
     const parsed = parseOptions(options, true);
-    return (await this.acquireHold({ ...parsed, waitTime: parsed.waitTime ?? 0 })) !== undefined;
+    const { leaseTime, signal } = parsed;
+    return (await this.acquireHold({ waitTime: parsed.waitTime ?? 0, leaseTime, signal })) !== undefined;
   }
 
   async unlock(): Promise<void> {

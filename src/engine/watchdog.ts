@@ -13,12 +13,12 @@ export interface RenewalTarget {
   readonly script: LuaScript;
   readonly key: string;
   readonly field: string;
-  /** Called once when the hold is known lost; the watchdog has already dropped it. */
-  readonly onLost: (error: LockLostError) => void;
 }
 
 interface Entry {
   readonly target: RenewalTarget;
+  /** Called once when the hold is known lost; the watchdog has already dropped it. */
+  readonly onLost: (error: LockLostError) => void;
   /** Until when the lock is known to be held (the last confirmed expiry). */
   confirmedUntil: number;
   /** With maxLeaseTime: the moment after which the watchdog stops extending this hold. */
@@ -48,11 +48,17 @@ export class Watchdog {
 
   constructor(private readonly options: WatchdogOptions) {}
 
-  /** Starts renewing a hold whose lease (`watchdogTimeout`) was set at `acquiredAt`. Returns a stop function. */
-  add(target: RenewalTarget, acquiredAt: number): () => void {
+  /**
+   * Starts renewing a hold whose lease (`watchdogTimeout`) was set at `acquiredAt`; `onLost` hears
+   * once if it is lost. Returns a stop function. (`onLost` is apart from the target so that callers
+   * pass their records as they are: copying one with an added property costs microseconds on
+   * every acquisition.)
+   */
+  add(target: RenewalTarget, acquiredAt: number, onLost: (error: LockLostError) => void): () => void {
     const { watchdogTimeout, maxLeaseTime } = this.options;
     const entry: Entry = {
       target,
+      onLost,
       confirmedUntil: acquiredAt + watchdogTimeout,
       renewUntil: maxLeaseTime === undefined ? Infinity : acquiredAt + maxLeaseTime,
     };
@@ -142,7 +148,7 @@ export class Watchdog {
       `Lock "${entry.target.name}" was lost: ${why}`,
       cause === undefined ? undefined : { cause },
     );
-    entry.target.onLost(error);
+    entry.onLost(error);
   }
 
   #period(): number {
