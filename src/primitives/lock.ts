@@ -97,7 +97,7 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
       }
       // Outside a queued wait (a one-shot tryLock(), the uncontended first try) never queue.
       if (place) place.queued = owner;
-      const args = [owner, leaseMs, fairWaiterTimeout, place ? '1' : '0', place?.token ?? ''];
+      const args = place ? [owner, leaseMs, fairWaiterTimeout, '1', place.token] : [owner, leaseMs];
       const ttl = await run(lockAcquire, queueKeys, args, deadline);
       if (ttl === null) {
         // Taken, re-entered, or a hand-over found before its message: the lease is set either way.
@@ -126,7 +126,17 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
       const place: QueuedWait = { token: nextWaitToken(), queued: undefined, handedOver: false };
       let value: T | undefined;
       try {
-        value = await acquireLoop({ ...options, channel: handOverChannel, waitTime, place });
+        const { attempt, waiters, signal, name: lockName } = options;
+        // Named fields, not a spread: copying an object with properties added costs microseconds.
+        value = await acquireLoop({
+          attempt,
+          waiters,
+          signal,
+          name: lockName,
+          channel: handOverChannel,
+          waitTime,
+          place,
+        });
       } catch (error) {
         // Aborted or failed: give the place (or a hand-over not yet claimed) up now.
         await leave(place);
@@ -136,7 +146,7 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
       return value;
     },
     async release(owner) {
-      const left = Number(await run(lockRelease, queueKeys, [owner, channel, 'one']));
+      const left = Number(await run(lockRelease, queueKeys, [owner, channel]));
       if (left <= 0) cancelClaim(owner);
       return left;
     },

@@ -12,7 +12,8 @@ KEYS[3]  waiters hash: owner id -> "<epoch ms (server clock) when its place laps
 ARGV[1]  owner id ("<client id>:<owner id>")
 ARGV[2]  lease in ms
 ARGV[3]  how long a place is kept without a refresh, in ms
-ARGV[4]  "1": join (or refresh) the queue when the lock cannot be taken; "0": one try, leave no entry;
+ARGV[4]  "1": join (or refresh) the queue when the lock cannot be taken; "0" or left out (with
+         ARGV[3] and ARGV[5]: a plain try sends the fewest arguments): one try, leave no entry;
          "c": only claim a lock this owner holds (set its lease), never take
 ARGV[5]  with "1": the wait's token, echoed in the hand-over message so only that wait takes it
 Returns  nil when acquired (or re-entered, or claimed); otherwise ms worth waiting before trying
@@ -46,7 +47,7 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
   end
   -- The wait the lock was handed to, retrying before its message came, finds its hold already
   -- counted; any other acquisition by the holder re-enters.
-  if ARGV[4] ~= 'c' and mark ~= 'g|' .. ARGV[5] then
+  if ARGV[4] ~= 'c' and (ARGV[5] == nil or mark ~= 'g|' .. ARGV[5]) then
     redis.call('hincrby', KEYS[1], owner, 1)
   end
   redis.call('pexpire', KEYS[1], ARGV[2])

@@ -9,7 +9,7 @@ KEYS[2]  queue list (see lock/acquire)
 KEYS[3]  waiters hash (see lock/acquire)
 ARGV[1]  owner id
 ARGV[2]  the lock's channel (hand-overs go to "<channel>:<client id>")
-ARGV[3]  "all": drop every hold of the owner (undoing an acquire whose reply was lost); else one
+ARGV[3]  "all": drop every hold of the owner (undoing an acquire whose reply was lost); left out: one
 Returns  -1 when the owner holds nothing; otherwise the holds left (0: freed or handed over) ]]
 --!include lib/lock-hand-over.lua
 local holds = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
@@ -20,13 +20,13 @@ if ARGV[3] ~= 'all' and holds > 1 then
   return redis.call('hincrby', KEYS[1], ARGV[1], -1)
 end
 redis.call('del', KEYS[1])
--- A hand-over to this owner that it never needed to claim (its lease fit the reservation) left
--- its mark.
-redis.call('hdel', KEYS[3], ARGV[1])
 -- Nobody queued (the waiters hash outlives every live place): nothing to hand over, nobody to
 -- wake; a waiter about to queue tries again after subscribing and finds the lock free.
 if redis.call('exists', KEYS[3]) == 0 then
   return 0
 end
+-- A hand-over to this owner that it never needed to claim (its lease fit the reservation) left
+-- its mark.
+redis.call('hdel', KEYS[3], ARGV[1])
 handOver(ARGV[2])
 return 0
