@@ -1,4 +1,8 @@
 import type { RedisConnection } from '../redis/connection.js';
+import { FixedDelayQueue } from './fixed-delay-queue.js';
+
+/** How long a channel stays subscribed after its last waiter left. */
+const LINGER_MS = 250;
 
 /**
  * Local waiters of one client, per channel. One subscription serves all waiters of a channel in
@@ -7,6 +11,12 @@ import type { RedisConnection } from '../redis/connection.js';
  */
 export class Waiters {
   readonly #channels = new Map<string, ChannelWaiters>();
+  /** Channels whose last waiter left, until they unsubscribe (see #leave). */
+  readonly #lingering = new FixedDelayQueue<string, ChannelWaiters>(LINGER_MS, (channel, entry) => {
+    if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return;
+    this.#channels.delete(channel);
+    entry.ready.then(() => entry.unsubscribe?.()).catch(() => undefined);
+  });
   #closed = false;
 
   constructor(private readonly connection: RedisConnection) {}
@@ -34,7 +44,7 @@ export class Waiters {
           },
         );
     }
-    entry.stopLingering();
+    this.#lingering.delete(channel);
     const waiter = new Waiter(entry, () => this.#leave(channel, entry), id);
     entry.waiters.push(waiter);
     try {
@@ -58,11 +68,7 @@ export class Waiters {
    */
   #leave(channel: string, entry: ChannelWaiters): void {
     if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return;
-    entry.linger(() => {
-      if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return;
-      this.#channels.delete(channel);
-      entry.ready.then(() => entry.unsubscribe?.()).catch(() => undefined);
-    });
+    this.#lingering.add(channel, entry);
   }
 
   /** Wakes every parked waiter with `error` and drops every subscription (client shutdown). */
@@ -70,8 +76,8 @@ export class Waiters {
     this.#closed = true;
     const entries = [...this.#channels.values()];
     this.#channels.clear();
+    this.#lingering.clear();
     for (const entry of entries) {
-      entry.stopLingering();
       for (const waiter of entry.waiters) waiter.fail(error);
     }
     await Promise.all(
@@ -92,12 +98,8 @@ export class Waiters {
   }
 }
 
-/** How long a channel stays subscribed after its last waiter left. */
-const LINGER_MS = 250;
-
 class ChannelWaiters {
   readonly waiters: Waiter[] = [];
-  #lingerTimer: NodeJS.Timeout | undefined;
   /** Wake-ups that arrived while no waiter was parked; the next to park retries at once. */
   pendingWakes = 0;
   ready: Promise<void> = Promise.resolve();
@@ -124,21 +126,6 @@ class ChannelWaiters {
     let parked = 0;
     for (const waiter of this.waiters) if (waiter.parked) parked++;
     return parked;
-  }
-
-  /** Runs `unsubscribe` after LINGER_MS unless a waiter joins first; never keeps the process alive. */
-  linger(unsubscribe: () => void): void {
-    this.stopLingering();
-    this.#lingerTimer = setTimeout(() => {
-      this.#lingerTimer = undefined;
-      unsubscribe();
-    }, LINGER_MS);
-    this.#lingerTimer.unref();
-  }
-
-  stopLingering(): void {
-    if (this.#lingerTimer !== undefined) clearTimeout(this.#lingerTimer);
-    this.#lingerTimer = undefined;
   }
 
   remove(waiter: Waiter): void {

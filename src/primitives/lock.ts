@@ -1,5 +1,6 @@
 import type { ClientContext } from '../context.js';
 import { acquireLoop, type AcquireLoopOptions, type QueuedWait } from '../engine/acquire-loop.js';
+import { FixedDelayQueue } from '../engine/fixed-delay-queue.js';
 import type { LockBackend, LockStatus } from '../engine/lock-handle.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import { LockLostError } from '../errors.js';
@@ -36,8 +37,28 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
   const { fairWaiterTimeout } = ctx.options;
   const refreshEvery = Math.max(1, Math.floor(fairWaiterTimeout / 3));
 
-  /** Claims scheduled and not sent yet, by owner. */
-  const pendingClaims = new Map<string, NodeJS.Timeout>();
+  /**
+   * A hand-over keeps the lock for its new owner (which might have died) no longer than a dead
+   * waiter keeps its place: its lease, but at most fairWaiterTimeout. A holder whose lease is longer
+   * sets it with a claim, sent a third of that reservation later: most critical sections are over
+   * by then, and theirs never pays for it (sent at once, it cost every hand-over of a busy lock a
+   * script, and 0.1-0.2 ms more between holders). Should the lock be gone by then (forced,
+   * expired), the hold is reported lost. Claims wait in a queue on one timer, by owner.
+   */
+  const pendingClaims = new FixedDelayQueue<string, number>(refreshEvery, (owner, leaseMs) => {
+    if (!ctx.isOpen()) return; // shut down: held locks are left to their leases
+    run(lockAcquire, queueKeys, [owner, leaseMs, fairWaiterTimeout, 'c']).then(
+      (reply) => {
+        const hold = reply === null ? undefined : ctx.holds.get(key, owner);
+        if (hold)
+          ctx.holds.lost(
+            hold,
+            new LockLostError(`Lock "${name}" was lost: the hand-over to this owner expired before it was claimed`),
+          );
+      },
+      () => undefined, // unreachable Redis: the watchdog or the lease timer reports it
+    );
+  });
 
   // Bounded: a wait that ended by its waitTime must not then hang on an unreachable Redis; a place
   // that could not be given up lapses by itself.
@@ -47,40 +68,10 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
     await run(lockLeave, queueKeys, args, Date.now() + LEAVE_TIMEOUT_MS).catch(() => undefined);
   };
 
-  const cancelClaim = (owner: string): void => {
-    if (pendingClaims.size === 0) return;
-    clearTimeout(pendingClaims.get(owner));
-    pendingClaims.delete(owner);
-  };
+  const cancelClaim = (owner: string): void => pendingClaims.delete(owner);
 
-  /**
-   * A hand-over keeps the lock for its new owner (which might have died) no longer than a dead
-   * waiter keeps its place: its lease, but at most fairWaiterTimeout. A holder whose lease is longer
-   * sets it with a claim, sent a third of that reservation later: most critical sections are over
-   * by then, and theirs never pays for it (sent at once, it cost every hand-over of a busy lock a
-   * script, and 0.1-0.2 ms more between holders). Should the lock be gone by then (forced,
-   * expired), the hold is reported lost.
-   */
   const claimLater = (owner: string, leaseMs: number): void => {
-    if (leaseMs <= fairWaiterTimeout) return; // the reservation is the whole lease already
-    cancelClaim(owner);
-    const timer = setTimeout(() => {
-      pendingClaims.delete(owner);
-      if (!ctx.isOpen()) return; // shut down: held locks are left to their leases
-      run(lockAcquire, queueKeys, [owner, leaseMs, fairWaiterTimeout, 'c', '']).then(
-        (reply) => {
-          const hold = reply === null ? undefined : ctx.holds.get(key, owner);
-          if (hold)
-            ctx.holds.lost(
-              hold,
-              new LockLostError(`Lock "${name}" was lost: the hand-over to this owner expired before it was claimed`),
-            );
-        },
-        () => undefined, // unreachable Redis: the watchdog or the lease timer reports it
-      );
-    }, refreshEvery);
-    timer.unref();
-    pendingClaims.set(owner, timer);
+    if (leaseMs > fairWaiterTimeout) pendingClaims.add(owner, leaseMs); // else the reservation is the whole lease
   };
 
   return {
