@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { lockAcquire } from '../../src/scripts/index.js';
+import { lockAcquire, lockLeave, lockRelease } from '../../src/scripts/index.js';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { commandCalls, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
@@ -144,5 +144,54 @@ describe('Lock: hand-over to waiters, no barging', () => {
     assert.ok(waited >= 150 && waited < 3_000, `the live waiter got the lock after ${waited} ms`);
     await waiter.unlock();
     await assertNoKeyWithoutTtl(redis);
+  });
+
+  it('the wait a lock was handed to, retrying before its message, counts one hold; another wait of that owner re-enters', async () => {
+    const redis = server.client();
+    const keys = ['latchkey:{race}:lock', 'latchkey:{race}:lock-queue', 'latchkey:{race}:lock-waiters'] as const;
+    const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
+      redis.eval(script.source, 3, ...keys, ...args);
+    const channel = 'latchkey:{race}:released';
+    assert.equal(await run(lockAcquire, 'a:1', 30_000), null);
+    assert.notEqual(await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't1'), null); // queued
+    assert.equal(await run(lockRelease, 'a:1', channel), 0); // handed to b's wait t1
+    assert.equal(await redis.hget(keys[0], 'b:1'), '1');
+    assert.equal(await redis.hexists(keys[2], 'b:1'), 0, 'its place is given up with the hand-over');
+    // Wait t1 retries before the message reached it: the hold the release counted is its own.
+    assert.equal(await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't1'), null);
+    assert.equal(await redis.hget(keys[0], 'b:1'), '1');
+    // Another wait of the same owner (t2) re-enters.
+    assert.equal(await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't2'), null);
+    assert.equal(await redis.hget(keys[0], 'b:1'), '2');
+    // Wait t1 was served: giving up now passes nothing on.
+    assert.equal(await run(lockLeave, 'b:1', channel, 't1'), 0);
+    assert.equal(await run(lockRelease, 'b:1', channel), 1);
+    assert.equal(await run(lockRelease, 'b:1', channel), 0);
+    assert.deepEqual(await redis.keys('latchkey:{race}:*'), []);
+  });
+
+  it('a hand-over that its wait gives up before taking it is passed on; a same token of another client is not it', async () => {
+    const redis = server.client();
+    const keys = [
+      'latchkey:{pass-on}:lock',
+      'latchkey:{pass-on}:lock-queue',
+      'latchkey:{pass-on}:lock-waiters',
+    ] as const;
+    const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
+      redis.eval(script.source, 3, ...keys, ...args);
+    const channel = 'latchkey:{pass-on}:released';
+    await run(lockAcquire, 'a:1', 30_000);
+    await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't1');
+    await run(lockAcquire, 'c:1', 30_000, 10_000, '1', 't9');
+    await run(lockRelease, 'a:1', channel); // handed to b's wait t1
+    // Tokens are counted per client: another client's wait t1 is not the one the lock went to.
+    assert.equal(await run(lockLeave, 'd:1', channel, 't1'), 0);
+    assert.equal(await redis.hget(keys[0], 'b:1'), '1');
+    assert.equal(await run(lockLeave, 'b:1', channel, 't1'), 1);
+    assert.equal(await redis.hget(keys[0], 'b:1'), null);
+    assert.equal(await redis.hget(keys[0], 'c:1'), '1', 'passed on to the next in the queue');
+    assert.equal(await redis.hget(keys[0], 'handed-over'), 't9');
+    assert.equal(await run(lockRelease, 'c:1', channel), 0);
+    assert.deepEqual(await redis.keys('latchkey:{pass-on}:*'), []);
   });
 });

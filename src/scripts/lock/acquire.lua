@@ -2,13 +2,13 @@
 A free lock goes to the first live waiter in the queue, never to a caller that did not wait there:
 so a process that just released cannot take the lock again ahead of those already waiting.
 Waiters whose place lapsed (they stopped refreshing it: the process died) are skipped.
-KEYS[1]  lock hash: field = owner id, value = hold count
+KEYS[1]  lock hash: field = owner id, value = hold count; after a hand-over also "handed-over" =
+         the token of the wait it was handed to, until that wait's owner claims it or acquires
+         again (owner ids hold a ":", so the field is never an owner's); it goes with the lock
 KEYS[2]  queue list: waiting owner ids, in request order
 KEYS[3]  waiters hash: owner id -> "<epoch ms (server clock) when its place lapses>|<reservation>|<token>"
          (reservation: how long a lock handed to it is kept until it claims it: its lease, but
-         no longer than ARGV[3], as long as its place would outlive it if it died),
-         or "g|<token>" when a release handed it the lock (for the wait of that token) and it has
-         not claimed it with its own lease yet
+         no longer than ARGV[3], as long as its place would outlive it if it died)
 ARGV[1]  owner id ("<client id>:<owner id>")
 ARGV[2]  lease in ms
 ARGV[3]  how long a place is kept without a refresh, in ms
@@ -20,7 +20,7 @@ Returns  nil when acquired (or re-entered, or claimed); otherwise ms worth waiti
          again: the holder's remaining TTL, or when the lock is free, until the head's place lapses;
          with "c", -3 when this owner does not hold the lock ]]
 local owner = ARGV[1]
--- Fast path: no lock and no waiter (nor a stale hand-over mark) at all.
+-- Fast path: no lock and no waiter at all.
 if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
@@ -36,18 +36,14 @@ local function take()
   redis.call('pexpire', KEYS[1], ARGV[2])
 end
 
-local function handedOver(mark)
-  return mark ~= false and string.sub(mark, 1, 2) == 'g|'
-end
-
 if redis.call('hexists', KEYS[1], owner) == 1 then
-  local mark = redis.call('hget', KEYS[3], owner)
-  if handedOver(mark) then
-    redis.call('hdel', KEYS[3], owner)
+  local handedTo = redis.call('hget', KEYS[1], 'handed-over')
+  if handedTo then
+    redis.call('hdel', KEYS[1], 'handed-over')
   end
   -- The wait the lock was handed to, retrying before its message came, finds its hold already
   -- counted; any other acquisition by the holder re-enters.
-  if ARGV[4] ~= 'c' and (ARGV[5] == nil or mark ~= 'g|' .. ARGV[5]) then
+  if ARGV[4] ~= 'c' and (ARGV[5] == nil or handedTo ~= ARGV[5]) then
     redis.call('hincrby', KEYS[1], owner, 1)
   end
   redis.call('pexpire', KEYS[1], ARGV[2])
@@ -87,8 +83,7 @@ end
 if ARGV[4] == '1' then
   now = now or clock()
   local timeout = tonumber(ARGV[3])
-  local mark = redis.call('hget', KEYS[3], owner)
-  if not mark or handedOver(mark) then
+  if redis.call('hexists', KEYS[3], owner) == 0 then
     redis.call('rpush', KEYS[2], owner)
   end
   local reserve = math.min(tonumber(ARGV[2]), timeout)

@@ -20,13 +20,7 @@ if ARGV[3] ~= 'all' and holds > 1 then
   return redis.call('hincrby', KEYS[1], ARGV[1], -1)
 end
 redis.call('del', KEYS[1])
--- Nobody queued (the waiters hash outlives every live place): nothing to hand over, nobody to
--- wake; a waiter about to queue tries again after subscribing and finds the lock free.
-if redis.call('exists', KEYS[3]) == 0 then
-  return 0
-end
--- A hand-over to this owner that it never needed to claim (its lease fit the reservation) left
--- its mark.
-redis.call('hdel', KEYS[3], ARGV[1])
+-- With nobody queued that is one LPOP finding nothing: nobody to wake; a waiter about to queue
+-- tries again after subscribing and finds the lock free.
 handOver(ARGV[2])
 return 0
