@@ -59,8 +59,10 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   constructor(redis: RedisClientLike, options?: LockClientOptions) {
     super();
     this.options = resolveOptions(options);
-    const connection = withBoundedSubscribe(toConnection(redis), this.options.commandTimeout);
-    const run = createScriptRunner(connection, this.options.commandTimeout);
+    const direct = toConnection(redis);
+    // Scripts go to the adapter directly (the runner bounds them); only subscribing needs the wrapper.
+    const run = createScriptRunner(direct, this.options.commandTimeout);
+    const connection = withBoundedSubscribe(direct, this.options.commandTimeout);
     const watchdog = new Watchdog({
       watchdogTimeout: this.options.watchdogTimeout,
       maxLeaseTime: this.options.maxLeaseTime,

@@ -59,7 +59,11 @@ interface ParsedOptions {
   readonly signal: AbortSignal | undefined;
 }
 
+/** `lock()` / `tryLock()` called without options: nothing to check. */
+const NO_OPTIONS: ParsedOptions = Object.freeze({ waitTime: undefined, leaseTime: undefined, signal: undefined });
+
 function parseOptions(options: unknown, allowWait: boolean): ParsedOptions {
+  if (options === undefined) return NO_OPTIONS;
   const given = checkOptions<TryLockOptions>(options);
   return {
     waitTime: allowWait ? checkOptionalDuration(given.waitTime, 'waitTime') : undefined,
@@ -172,18 +176,20 @@ export class LockHandle implements Lock {
     const owner = this.currentOwner();
     const leaseMs = parsed.leaseTime ?? Math.min(options.watchdogTimeout, options.maxLeaseTime ?? Infinity);
     let acquiredAt = 0;
-    const attempt = async (deadline: number | undefined, place?: QueuedWait): Promise<Attempt<bigint | null>> => {
+    const attempt = (deadline: number | undefined, place?: QueuedWait): Promise<Attempt<bigint | null>> => {
       const started = Date.now();
-      try {
-        const result = await this.backend.attempt(owner, leaseMs, deadline, place);
-        if (result.acquired) acquiredAt = started;
-        return result;
-      } catch (error) {
-        this.#undoUncertainAttempt(owner);
-        // Cut by the caller's own waitTime: that is the timeout they asked for, not an outage.
-        if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
-        throw error;
-      }
+      return this.backend.attempt(owner, leaseMs, deadline, place).then(
+        (result) => {
+          if (result.acquired) acquiredAt = started;
+          return result;
+        },
+        (error: unknown) => {
+          this.#undoUncertainAttempt(owner);
+          // Cut by the caller's own waitTime: that is the timeout they asked for, not an outage.
+          if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
+          throw error;
+        },
+      );
     };
     const wait = this.backend.wait ?? acquireLoop;
     const token = await wait({

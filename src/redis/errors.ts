@@ -23,23 +23,27 @@ function isNoScriptError(error: unknown): boolean {
 
 /**
  * EVALSHA, then EVAL when the server does not know the script (NOSCRIPT: restarted, flushed, or
- * a new Cluster node). Errors come out classified.
+ * a new Cluster node). Errors come out classified. Promise chaining rather than an async
+ * function: a reply that succeeds passes through one reaction, on the path of every call.
  */
-export async function evalWithFallback(
+export function evalWithFallback(
   scriptName: string,
   evalsha: () => Promise<unknown>,
   evalSource: () => Promise<unknown>,
 ): Promise<ScriptReply> {
-  try {
-    try {
-      return (await evalsha()) as ScriptReply;
-    } catch (error) {
-      if (!isNoScriptError(error)) throw error;
-      return (await evalSource()) as ScriptReply;
-    }
-  } catch (error) {
+  const classified = (error: unknown): never => {
     throw classifyClientError(error, `script ${scriptName}`);
+  };
+  let call: Promise<unknown>;
+  try {
+    call = evalsha();
+  } catch (error) {
+    call = Promise.reject(error);
   }
+  return call.then(undefined, (error: unknown) => {
+    if (!isNoScriptError(error)) classified(error);
+    return evalSource().then(undefined, classified);
+  });
 }
 
 /** Adds a listener through `subscriptions`, classifying a failure to subscribe. */

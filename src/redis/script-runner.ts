@@ -1,4 +1,5 @@
 import { DEADLINE_MARGIN_MS, MIN_CALL_MS } from '../engine/deadline.js';
+import { TimeoutList } from '../engine/timeout-list.js';
 import { RedisUnavailableError } from '../errors.js';
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 
@@ -10,17 +11,45 @@ export type ScriptRunner = (
   deadline?: number,
 ) => Promise<ScriptReply>;
 
+/** A call in flight, until it settles or its commandTimeout runs out. */
+interface InFlight {
+  readonly script: LuaScript;
+  readonly reject: (error: Error) => void;
+}
+
+const timedOut = (script: LuaScript, ms: number): RedisUnavailableError =>
+  new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`);
+
 export function createScriptRunner(connection: RedisConnection, commandTimeout: number): ScriptRunner {
+  // Every call gets the same limit, so one list on one timer bounds them all: a setTimeout and
+  // clearTimeout per call would create and drop the timer list each time round a lock()/unlock()
+  // loop.
+  const inFlight = new TimeoutList<InFlight>(commandTimeout, (call) =>
+    call.reject(timedOut(call.script, commandTimeout)),
+  );
   return (script, keys, args, deadline) => {
-    const call = connection.evalScript(script, keys, args);
-    const untilDeadline =
-      deadline === undefined ? Infinity : Math.max(MIN_CALL_MS, deadline - Date.now() + DEADLINE_MARGIN_MS);
-    const limit = Math.min(commandTimeout, untilDeadline);
-    return withTimeout(
-      call,
-      limit,
-      () => new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(limit)} ms`),
-    );
+    if (deadline !== undefined) {
+      const untilDeadline = Math.max(MIN_CALL_MS, deadline - Date.now() + DEADLINE_MARGIN_MS);
+      // Cut by the caller's deadline (a wait with a waitTime) when that comes first.
+      if (untilDeadline < commandTimeout) {
+        return withTimeout(connection.evalScript(script, keys, args), untilDeadline, () =>
+          timedOut(script, untilDeadline),
+        );
+      }
+    }
+    return new Promise<ScriptReply>((resolve, reject) => {
+      const entry = inFlight.add({ script, reject });
+      connection.evalScript(script, keys, args).then(
+        (reply) => {
+          inFlight.remove(entry);
+          resolve(reply);
+        },
+        (error: unknown) => {
+          inFlight.remove(entry);
+          reject(error);
+        },
+      );
+    });
   };
 }
 
