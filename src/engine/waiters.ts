@@ -134,10 +134,20 @@ class ChannelWaiters {
   }
 }
 
+/** A parked waiter's timer ran out (a module function, so that parking allocates no closure for it). */
+function parkTimedOut(waiter: Waiter): void {
+  waiter.settlePark(false);
+}
+
 /** One task waiting on a channel. */
 export class Waiter {
-  #wakeUp: ((woken: boolean) => void) | undefined;
-  #fail: ((error: Error) => void) | undefined;
+  /** Set while parked: how the park's promise settles. */
+  #resolve: ((woken: boolean) => void) | undefined;
+  #reject: ((error: unknown) => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #signal: AbortSignal | undefined;
+  /** Made once per waiter, not per park. */
+  readonly #onAbort = (): void => this.#rejectPark(this.#signal?.reason);
   #failure: Error | undefined;
   /** Woken, but has not made its attempt yet: if it leaves now, the wake-up goes to the next waiter. */
   #unusedWake = false;
@@ -154,28 +164,27 @@ export class Waiter {
   ) {}
 
   get parked(): boolean {
-    return this.#wakeUp !== undefined;
+    return this.#resolve !== undefined;
   }
 
   /** Called by the channel on a release message; true when this waiter was parked and is now woken. */
   wake(): boolean {
-    const wakeUp = this.#wakeUp;
-    if (!wakeUp) return false;
+    if (!this.#resolve) return false;
     this.#unusedWake = true;
-    wakeUp(true);
+    this.settlePark(true);
     return true;
   }
 
   /** Wakes this waiter for a message addressed to it, or keeps the wake-up for its next park. */
   wakeAddressed(): void {
     this.#addressedUntaken = true;
-    if (this.#wakeUp) this.#wakeUp(true);
+    if (this.#resolve) this.settlePark(true);
     else this.#addressed = true;
   }
 
   fail(error: Error): void {
     this.#failure = error;
-    this.#fail?.(error);
+    this.#rejectPark(error);
   }
 
   /** True once after a message addressed to this waiter arrived. */
@@ -207,30 +216,39 @@ export class Waiter {
       return Promise.resolve(true);
     }
     return new Promise<boolean>((resolve, reject) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        this.#wakeUp = undefined;
-        this.#fail = undefined;
-      };
-      const onAbort = (): void => {
-        done();
-        reject(signal?.reason as Error);
-      };
-      const timer = setTimeout(() => {
-        done();
-        resolve(false);
-      }, ms);
-      this.#wakeUp = (woken) => {
-        done();
-        resolve(woken);
-      };
-      this.#fail = (error) => {
-        done();
-        reject(error);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#resolve = resolve;
+      this.#reject = reject;
+      this.#timer = setTimeout(parkTimedOut, ms, this);
+      if (signal) {
+        this.#signal = signal;
+        signal.addEventListener('abort', this.#onAbort, { once: true });
+      }
     });
+  }
+
+  /** @internal Ends the current park, if any, with `woken` (false: its time ran out). */
+  settlePark(woken: boolean): void {
+    const resolve = this.#resolve;
+    if (!resolve) return;
+    this.#unpark();
+    resolve(woken);
+  }
+
+  #rejectPark(error: unknown): void {
+    const reject = this.#reject;
+    if (!reject) return;
+    this.#unpark();
+    reject(error);
+  }
+
+  #unpark(): void {
+    this.#resolve = this.#reject = undefined;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#signal) {
+      this.#signal.removeEventListener('abort', this.#onAbort);
+      this.#signal = undefined;
+    }
   }
 
   /**

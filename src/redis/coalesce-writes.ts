@@ -25,18 +25,15 @@ interface Tick {
 
 export class WriteCoalescer {
   #tick: Tick | undefined;
+  /** The tick just started by the write in progress: its end is scheduled after that write. */
+  #started: Tick | undefined;
 
-  /** Called just before a command is written to `stream`. */
+  /** Called just before a command is written to `stream` (undefined: a socket not to cork). */
   beforeWrite(stream: CorkableStream | undefined): void {
     if (!stream?.writable) return;
     const tick = this.#tick;
     if (tick?.stream !== stream) {
-      const started: Tick = { stream, corked: 0 };
-      this.#tick = started;
-      process.nextTick(() => {
-        if (this.#tick === started) this.#tick = undefined;
-        if (started.corked > 0) stream.uncork();
-      });
+      this.#tick = this.#started = { stream, corked: 0 };
       return;
     }
     if (tick.corked === 0) {
@@ -47,5 +44,19 @@ export class WriteCoalescer {
       tick.corked = 0;
     }
     tick.corked++;
+  }
+
+  /**
+   * Called just after the write: the first write of a tick schedules the tick's end now, so that
+   * this work does not stand between the caller and its socket write.
+   */
+  afterWrite(): void {
+    const started = this.#started;
+    if (!started) return;
+    this.#started = undefined;
+    process.nextTick(() => {
+      if (this.#tick === started) this.#tick = undefined;
+      if (started.corked > 0) started.stream.uncork();
+    });
   }
 }

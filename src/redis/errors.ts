@@ -22,28 +22,21 @@ function isNoScriptError(error: unknown): boolean {
 }
 
 /**
- * EVALSHA, then EVAL when the server does not know the script (NOSCRIPT: restarted, flushed, or
- * a new Cluster node). Errors come out classified. Promise chaining rather than an async
- * function: a reply that succeeds passes through one reaction, on the path of every call.
+ * What to do when EVALSHA failed: when the server does not know the script (NOSCRIPT: restarted,
+ * flushed, or a new Cluster node) run it by EVAL, else reject. Errors come out classified. Called
+ * only on an error, so that a call that succeeds pays for nothing of this.
  */
-export function evalWithFallback(
+export async function retryOnNoScript(
+  error: unknown,
   scriptName: string,
-  evalsha: () => Promise<unknown>,
   evalSource: () => Promise<unknown>,
 ): Promise<ScriptReply> {
-  const classified = (error: unknown): never => {
-    throw classifyClientError(error, `script ${scriptName}`);
-  };
-  let call: Promise<unknown>;
   try {
-    call = evalsha();
-  } catch (error) {
-    call = Promise.reject(error);
+    if (!isNoScriptError(error)) throw error;
+    return (await evalSource()) as ScriptReply;
+  } catch (failure) {
+    throw classifyClientError(failure, `script ${scriptName}`);
   }
-  return call.then(undefined, (error: unknown) => {
-    if (!isNoScriptError(error)) classified(error);
-    return evalSource().then(undefined, classified);
-  });
 }
 
 /** Adds a listener through `subscriptions`, classifying a failure to subscribe. */

@@ -1,7 +1,7 @@
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 import { clusterSlot } from './cluster-slot.js';
 import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
-import { evalWithFallback, subscribeClassified } from './errors.js';
+import { retryOnNoScript, subscribeClassified } from './errors.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of an ioredis `Redis` or `Cluster` latchkey uses (typed here so ioredis is never imported). */
@@ -53,11 +53,18 @@ export class IoredisConnection implements RedisConnection {
 
   evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
     // A Cluster routes each command to a node's socket of its own: nothing to cork here.
-    if (this.client.isCluster !== true) this.#writes.beforeWrite(this.client.stream);
-    return evalWithFallback(
-      script.name,
-      () => this.client.evalsha(script.sha, keys.length, ...keys, ...args),
-      () => this.client.eval(script.source, keys.length, ...keys, ...args),
+    const stream = this.client.isCluster === true ? undefined : this.client.stream;
+    this.#writes.beforeWrite(stream);
+    let reply: Promise<unknown>;
+    try {
+      reply = this.client.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    this.#writes.afterWrite();
+    // A reply passes through untouched (no function of ours runs): it is the script's reply.
+    return reply.then<ScriptReply, ScriptReply>(undefined, (error: unknown) =>
+      retryOnNoScript(error, script.name, () => this.client.eval(script.source, keys.length, ...keys, ...args)),
     );
   }
 

@@ -1,5 +1,5 @@
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
-import { evalWithFallback, subscribeClassified } from './errors.js';
+import { retryOnNoScript, subscribeClassified } from './errors.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of a node-redis (v4+) client latchkey uses (typed here so `redis` is never imported). */
@@ -52,10 +52,15 @@ export class NodeRedisConnection implements RedisConnection {
 
   evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
     const tail = [String(keys.length), ...keys, ...args.map(String)];
-    return evalWithFallback(
-      script.name,
-      () => this.client.sendCommand(['EVALSHA', script.sha, ...tail]),
-      () => this.client.sendCommand(['EVAL', script.source, ...tail]),
+    let reply: Promise<unknown>;
+    try {
+      reply = this.client.sendCommand(['EVALSHA', script.sha, ...tail]);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    // A reply passes through untouched (no function of ours runs): it is the script's reply.
+    return reply.then<ScriptReply, ScriptReply>(undefined, (error: unknown) =>
+      retryOnNoScript(error, script.name, () => this.client.sendCommand(['EVAL', script.source, ...tail])),
     );
   }
 

@@ -37,9 +37,11 @@ export function createScriptRunner(connection: RedisConnection, commandTimeout: 
         );
       }
     }
+    // Sent first: nothing of the bookkeeping below delays the write (a release's is a hand-over's).
+    const call = connection.evalScript(script, keys, args);
     return new Promise<ScriptReply>((resolve, reject) => {
       const entry = inFlight.add({ script, reject });
-      connection.evalScript(script, keys, args).then(
+      call.then(
         (reply) => {
           inFlight.remove(entry);
           resolve(reply);

@@ -1,9 +1,12 @@
+type Listener = (message: string) => void;
+
 /**
  * Reference-counted channel listeners over one subscriber connection: the first listener of a
  * channel subscribes, the last one to leave unsubscribes. Shared by the adapters.
  */
 export class Subscriptions {
-  readonly #listeners = new Map<string, Set<(message: string) => void>>();
+  /** Replaced, never changed in place, so that a dispatch runs over the listeners of its moment without copying them. */
+  readonly #listeners = new Map<string, readonly Listener[]>();
   readonly #pending = new Map<string, Promise<void>>();
 
   constructor(
@@ -11,17 +14,17 @@ export class Subscriptions {
     private readonly unsubscribeChannel: (channel: string) => Promise<void>,
   ) {}
 
-  /** Delivers a message received on `channel` to its listeners. */
+  /** Delivers a message received on `channel` to its listeners (a hand-over: on its way to a waiter). */
   dispatch(channel: string, message: string): void {
     const listeners = this.#listeners.get(channel);
-    if (listeners) for (const listener of [...listeners]) listener(message);
+    if (listeners === undefined) return;
+    for (let i = 0; i < listeners.length; i++) listeners[i]!(message);
   }
 
-  async add(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
-    let listeners = this.#listeners.get(channel);
-    if (!listeners) {
-      listeners = new Set();
-      this.#listeners.set(channel, listeners);
+  async add(channel: string, listener: Listener): Promise<() => Promise<void>> {
+    const existing = this.#listeners.get(channel);
+    this.#listeners.set(channel, existing ? [...existing, listener] : [listener]);
+    if (!existing) {
       const subscribing = this.subscribeChannel(channel);
       this.#pending.set(channel, subscribing);
       subscribing.then(
@@ -29,27 +32,36 @@ export class Subscriptions {
         () => this.#pending.delete(channel),
       );
     }
-    listeners.add(listener);
     try {
       await this.#pending.get(channel);
     } catch (error) {
-      listeners.delete(listener);
-      if (listeners.size === 0 && this.#listeners.get(channel) === listeners) this.#listeners.delete(channel);
+      this.#remove(channel, listener);
       throw error;
     }
     let removed = false;
     return () => {
       if (removed) return Promise.resolve();
       removed = true;
-      listeners.delete(listener);
-      if (listeners.size === 0 && this.#listeners.get(channel) === listeners) {
-        this.#listeners.delete(channel);
+      if (this.#remove(channel, listener)) {
         // Not awaited: a caller leaving a wait must not hang on a frozen server. A later SUBSCRIBE
         // of the same channel goes out after this UNSUBSCRIBE on the same connection, so order holds.
         this.unsubscribeChannel(channel).catch(() => undefined);
       }
       return Promise.resolve();
     };
+  }
+
+  /** Takes `listener` off `channel`; true when that left the channel without listeners. */
+  #remove(channel: string, listener: Listener): boolean {
+    const listeners = this.#listeners.get(channel);
+    if (!listeners?.includes(listener)) return false;
+    const left = listeners.filter((other) => other !== listener);
+    if (left.length > 0) {
+      this.#listeners.set(channel, left);
+      return false;
+    }
+    this.#listeners.delete(channel);
+    return true;
   }
 
   get size(): number {
