@@ -1,6 +1,6 @@
 import { publish } from '../diagnostics.js';
 import { LockLostError } from '../errors.js';
-import type { RenewalTarget, Watchdog } from './watchdog.js';
+import type { RenewalEntry, RenewalTarget, Watchdog } from './watchdog.js';
 
 /** What a primitive tells the registry about one acquisition. */
 export interface HoldSpec extends RenewalTarget {
@@ -11,7 +11,8 @@ export interface HoldSpec extends RenewalTarget {
 /** The local record of one owner's holds on one key. */
 export class Hold {
   count = 0;
-  stopRenewal: (() => void) | undefined;
+  /** Its place in the watchdog, while renewed. */
+  renewal: RenewalEntry | undefined;
   expiryTimer: NodeJS.Timeout | undefined;
   /** Made on first use: `lock()`/`unlock()` loops never ask for a signal, and need not pay for one. */
   #controller: AbortController | undefined;
@@ -43,9 +44,9 @@ export class Hold {
   }
 
   /** Stops renewal and the expiry timer. */
-  stop(): void {
-    this.stopRenewal?.();
-    this.stopRenewal = undefined;
+  stop(watchdog: Watchdog): void {
+    if (this.renewal) watchdog.remove(this.renewal);
+    this.renewal = undefined;
     if (this.expiryTimer !== undefined) clearTimeout(this.expiryTimer);
     this.expiryTimer = undefined;
   }
@@ -82,8 +83,8 @@ export class Holds {
     if (spec.leaseTime === undefined) {
       if (current.expiryTimer !== undefined) clearTimeout(current.expiryTimer);
       current.expiryTimer = undefined;
-      current.stopRenewal ??= this.watchdog.add(spec, acquiredAt, (error) => this.lost(current, error));
-    } else if (current.stopRenewal === undefined) {
+      current.renewal ??= this.watchdog.add(spec, acquiredAt, (error) => this.lost(current, error));
+    } else if (current.renewal === undefined) {
       // An explicit lease: the hold is known lost the moment the lease runs out.
       if (current.expiryTimer !== undefined) clearTimeout(current.expiryTimer);
       current.expiryTimer = setTimeout(
@@ -112,7 +113,7 @@ export class Holds {
 
   /** Forgets a hold without marking it lost (unlock failed, or fully released). */
   drop(hold: Hold): void {
-    hold.stop();
+    hold.stop(this.watchdog);
     const byField = this.#holds.get(hold.spec.key);
     if (byField?.get(hold.spec.field) !== hold) return;
     byField.delete(hold.spec.field);

@@ -154,7 +154,8 @@ async function takeMember(
     // holds) from the moment it was taken, so a long wait for later members cannot expire it.
     const lost = new MemberLoss();
     const target = { name: backend.name, key: backend.key, field: owner, script: backend.renewScript };
-    const stopRenewal = ctx.watchdog.add(target, acquiredAt, (error) => lost.report(error));
+    const renewal = ctx.watchdog.add(target, acquiredAt, (error) => lost.report(error));
+    const stopRenewal = (): void => ctx.watchdog.remove(renewal);
     return { taken: { index, member, owner, lost, stopRenewal } };
   } catch (error) {
     if (uncertain) releaseUnknown(member, owner);

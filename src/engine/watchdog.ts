@@ -15,7 +15,8 @@ export interface RenewalTarget {
   readonly field: string;
 }
 
-interface Entry {
+/** One hold the watchdog renews; `Watchdog.remove()` takes it out. */
+export interface RenewalEntry {
   readonly target: RenewalTarget;
   /** Called once when the hold is known lost; the watchdog has already dropped it. */
   readonly onLost: (error: LockLostError) => void;
@@ -23,6 +24,11 @@ interface Entry {
   confirmedUntil: number;
   /** With maxLeaseTime: the moment after which the watchdog stops extending this hold. */
   readonly renewUntil: number;
+  /** Links of the watchdog's list: adding and removing an entry hash nothing (no Set of fresh objects). */
+  prev: RenewalEntry | undefined;
+  next: RenewalEntry | undefined;
+  /** False once removed. */
+  listed: boolean;
 }
 
 export interface WatchdogOptions {
@@ -41,7 +47,9 @@ const BATCH_SIZE = 1_000;
  * call per batch of keys that may share a call (per server, or per slot on a Cluster).
  */
 export class Watchdog {
-  readonly #entries = new Set<Entry>();
+  #head: RenewalEntry | undefined;
+  #tail: RenewalEntry | undefined;
+  #size = 0;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #renewing = false;
@@ -50,35 +58,59 @@ export class Watchdog {
 
   /**
    * Starts renewing a hold whose lease (`watchdogTimeout`) was set at `acquiredAt`; `onLost` hears
-   * once if it is lost. Returns a stop function. (`onLost` is apart from the target so that callers
-   * pass their records as they are: copying one with an added property costs microseconds on
-   * every acquisition.)
+   * once if it is lost. Returns the entry, for `remove()`. (`onLost` is apart from the target so
+   * that callers pass their records as they are: copying one with an added property costs
+   * microseconds on every acquisition.)
    */
-  add(target: RenewalTarget, acquiredAt: number, onLost: (error: LockLostError) => void): () => void {
+  add(target: RenewalTarget, acquiredAt: number, onLost: (error: LockLostError) => void): RenewalEntry {
     const { watchdogTimeout, maxLeaseTime } = this.options;
-    const entry: Entry = {
+    const entry: RenewalEntry = {
       target,
       onLost,
       confirmedUntil: acquiredAt + watchdogTimeout,
       renewUntil: maxLeaseTime === undefined ? Infinity : acquiredAt + maxLeaseTime,
+      prev: this.#tail,
+      next: undefined,
+      listed: true,
     };
-    this.#entries.add(entry);
-    this.#schedule(this.#period());
+    if (this.#tail) this.#tail.next = entry;
+    else this.#head = entry;
+    this.#tail = entry;
+    this.#size++;
     // The timer stays set when the last hold leaves (its round then finds nothing to renew and
     // stops): a lock()/unlock() loop should not pay for a timer each time round.
-    return () => {
-      this.#entries.delete(entry);
-    };
+    this.#schedule(this.#period());
+    return entry;
+  }
+
+  /** Stops renewing `entry` (released, lost, or given up); removing it twice is harmless. */
+  remove(entry: RenewalEntry): void {
+    if (!entry.listed) return;
+    entry.listed = false;
+    const { prev, next } = entry;
+    if (prev) prev.next = next;
+    else this.#head = next;
+    if (next) next.prev = prev;
+    else this.#tail = prev;
+    entry.prev = entry.next = undefined;
+    this.#size--;
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#size;
+  }
+
+  /** The entries now, as an array: a round works on them while others come and go. */
+  #snapshot(): RenewalEntry[] {
+    const entries: RenewalEntry[] = [];
+    for (let entry = this.#head; entry; entry = entry.next) entries.push(entry);
+    return entries;
   }
 
   /** Stops every renewal (client shutdown); holds are left to expire. */
   stop(): void {
     this.#stopped = true;
-    this.#entries.clear();
+    for (const entry of this.#snapshot()) this.remove(entry);
     this.#clearTimer();
   }
 
@@ -87,8 +119,8 @@ export class Watchdog {
     this.#clearTimer();
     this.#renewing = true;
     const now = Date.now();
-    const batches = new Map<string, Entry[]>();
-    for (const entry of this.#entries) {
+    const batches = new Map<string, RenewalEntry[]>();
+    for (const entry of this.#snapshot()) {
       if (now >= entry.renewUntil) {
         if (now >= entry.confirmedUntil) this.#lose(entry, 'it reached maxLeaseTime and expired');
         continue;
@@ -104,10 +136,10 @@ export class Watchdog {
     }
     await Promise.all(calls);
     this.#renewing = false;
-    if (this.#entries.size > 0) this.#schedule(this.#nextDelay(now));
+    if (this.#size > 0) this.#schedule(this.#nextDelay(now));
   }
 
-  async #renewBatch(batch: Entry[]): Promise<void> {
+  async #renewBatch(batch: RenewalEntry[]): Promise<void> {
     const started = Date.now();
     const keys = batch.map((entry) => entry.target.key);
     const args: (string | number)[] = [];
@@ -120,7 +152,7 @@ export class Watchdog {
       const reply = await this.options.run(batch[0]!.target.script, keys, args, deadline);
       const renewed = Array.isArray(reply) ? reply : [];
       batch.forEach((entry, i) => {
-        if (!this.#entries.has(entry)) return;
+        if (!entry.listed) return;
         if (renewed[i] === 1) {
           entry.confirmedUntil = started + Number(args[2 * i + 1]);
           publish('renew', () => ({ name: entry.target.name, key: entry.target.key }));
@@ -135,15 +167,15 @@ export class Watchdog {
       );
       const now = Date.now();
       for (const entry of batch) {
-        if (this.#entries.has(entry) && now >= entry.confirmedUntil) {
+        if (entry.listed && now >= entry.confirmedUntil) {
           this.#lose(entry, 'renewal kept failing until its lease ran out', error);
         }
       }
     }
   }
 
-  #lose(entry: Entry, why: string, cause?: unknown): void {
-    this.#entries.delete(entry);
+  #lose(entry: RenewalEntry, why: string, cause?: unknown): void {
+    this.remove(entry);
     const error = new LockLostError(
       `Lock "${entry.target.name}" was lost: ${why}`,
       cause === undefined ? undefined : { cause },
@@ -162,7 +194,8 @@ export class Watchdog {
   #nextDelay(roundStarted: number): number {
     const now = Date.now();
     let delay = Math.max(0, this.#period() - (now - roundStarted));
-    for (const entry of this.#entries) delay = Math.min(delay, Math.max(0, entry.confirmedUntil - now));
+    for (let entry = this.#head; entry; entry = entry.next)
+      delay = Math.min(delay, Math.max(0, entry.confirmedUntil - now));
     return delay;
   }
 

@@ -234,7 +234,7 @@ export class MultiLock implements Lock {
     if (--held.count > 0) return;
     this.#held.delete(ownerId);
     held.dispose();
-    held.hold.stop();
+    held.hold.stop(this.ctx.watchdog);
     const failures = await releaseMembers(held.taken);
     publish('release', () => ({
       name: this.name,
