@@ -1,9 +1,11 @@
+import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, HAND_OVER_RING } from './names.js';
 import type { BenchResults } from './report.js';
 
 /** Hand-written SVG: no charting dependency. Two log-scale bar panels, one colour per library. */
 const COLORS: Record<string, string> = {
-  'floor (2 x EVALSHA)': '#9ca3af',
-  'floor: hand-over ring': '#9ca3af',
+  [FLOOR_TWO_SCRIPTS]: '#9ca3af',
+  [FLOOR_LOCK_SCRIPTS]: '#9ca3af',
+  [HAND_OVER_RING]: '#9ca3af',
   'latchkey Lock': '#2563eb',
   'latchkey FairLock': '#059669',
   redlock: '#dc2626',

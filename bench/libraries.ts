@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
 import { Redlock } from './redlock.js';
 import { LockClient, type Lock } from './latchkey.js';
+import { HAND_OVER_RING } from './names.js';
 
 /** One lock name as a library hands it out: take it, give it back. */
 export interface BenchLock {
@@ -110,7 +111,7 @@ export const redisSemaphore: BenchLibrary = {
  * lock where a process that asks again queues behind those already waiting.
  */
 export const handOverRing: BenchLibrary = {
-  name: 'floor: hand-over ring',
+  name: HAND_OVER_RING,
   open(redis, seat) {
     if (!seat) throw new Error('the hand-over ring runs only across worker processes (scenario 3)');
     const subscriber = redis.duplicate();

@@ -14,6 +14,20 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+/**
+ * An approximate 95% confidence interval of the median of `values` (from the order statistics,
+ * distribution-free): the median of n paired ratios moves about as much as this between runs.
+ */
+export function medianInterval(values: readonly number[]): [low: number, high: number] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  if (n === 0) return [Number.NaN, Number.NaN];
+  const spread = (1.96 * Math.sqrt(n)) / 2;
+  const low = Math.max(0, Math.ceil(n / 2 - spread) - 1);
+  const high = Math.min(n - 1, Math.ceil(n / 2 + spread) - 1);
+  return [sorted[low]!, sorted[high]!];
+}
+
 export function max(values: readonly number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((a, b) => Math.max(a, b), -Infinity);
 }

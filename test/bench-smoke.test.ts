@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, floorOnServers, HAND_OVER_RING } from '../bench/names.js';
 import type { BenchResults } from '../bench/report.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -42,7 +43,7 @@ describe('npm run bench -- --quick', () => {
     const libraries = ['latchkey Lock', 'latchkey FairLock', 'redlock', 'redis-semaphore'];
     assert.deepEqual(
       results.single.map((row) => row.library),
-      ['floor (2 x EVALSHA)', ...libraries],
+      [FLOOR_TWO_SCRIPTS, FLOOR_LOCK_SCRIPTS, ...libraries],
     );
     assert.deepEqual(
       results.concurrent.map((row) => row.library),
@@ -51,7 +52,7 @@ describe('npm run bench -- --quick', () => {
     // The hand-over ring runs first in each configuration (once in a quick run), then the libraries.
     assert.deepEqual(
       results.contention.map((row) => row.library),
-      ['floor: hand-over ring', ...libraries],
+      [HAND_OVER_RING, ...libraries],
     );
     for (const row of [...results.single, ...results.concurrent]) assert.ok(row.pairsPerSec > 0, row.library);
     for (const row of results.contention) {
@@ -65,9 +66,9 @@ describe('npm run bench -- --quick', () => {
     assert.deepEqual(
       results.multi.map((row) => row.library),
       [
-        'floor (EVALSHA on 1)',
-        'floor (EVALSHA on 3)',
-        'floor (EVALSHA on 5)',
+        floorOnServers(1),
+        floorOnServers(3),
+        floorOnServers(5),
         'latchkey Lock',
         'latchkey MultiLock',
         'latchkey RedLock',

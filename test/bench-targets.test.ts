@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FLOOR_LOCK_SCRIPTS, floorOnServers, HAND_OVER_RING } from '../bench/names.js';
 import type { BenchResults } from '../bench/report.js';
 import type { ContentionResult } from '../bench/scenarios/contention.js';
 import { checkTargets, type TargetCheck } from '../bench/targets.js';
@@ -82,7 +83,7 @@ describe('bench targets', () => {
   it('the hand-over ring bounds what a lock that never lets the releaser barge can reach, best of its runs', () => {
     // Little's law allows p99 >= (8.4 - 0.1) / 0.99 = 8.4 ms against a bar of 9 ms: reachable by it
     // alone. The ring, which does nothing but hand over, had p99 9.5 in its better run: out of reach.
-    const ring = (fields: Partial<ContentionResult>): ContentionResult => contention('floor: hand-over ring', fields);
+    const ring = (fields: Partial<ContentionResult>): ContentionResult => contention(HAND_OVER_RING, fields);
     const checks = checkTargets(
       results([
         ring({ waitP99: 12, waitMax: 14, utilisation: 0.8 }),
@@ -118,10 +119,7 @@ describe('bench targets', () => {
   it('utilisation is out of reach only when neither the notification floor nor the ring reached 0.9', () => {
     // The floor allows 1.2 / (1.2 + 0.5) = 0.706, but the ring, at another moment, reached 0.92.
     const checks = checkTargets(
-      results([
-        contention('floor: hand-over ring', { utilisation: 0.92 }),
-        contention('latchkey Lock', { utilisation: 0.8 }),
-      ]),
+      results([contention(HAND_OVER_RING, { utilisation: 0.92 }), contention('latchkey Lock', { utilisation: 0.8 })]),
     );
     const util = checks.find((check) => check.target.startsWith('utilisation'))!;
     assert.equal(util.met, false);
@@ -139,8 +137,8 @@ describe('bench targets', () => {
       checkTargets({
         ...results([]),
         multi: [
-          latency('floor (EVALSHA on 1)', 1, 0.05),
-          latency('floor (EVALSHA on 5)', 5, fanOut),
+          latency(floorOnServers(1), 1, 0.05),
+          latency(floorOnServers(5), 5, fanOut),
           latency('latchkey Lock', 1, 0.04),
           latency('latchkey RedLock', 5, 0.1),
         ],
@@ -168,5 +166,25 @@ describe('bench targets', () => {
       checks.find((check) => check.subject.startsWith('latchkey FairLock') && check.target === '0 overlaps')!.met,
       false,
     );
+  });
+
+  it('scenario 1 compares round by round with the peer that did best against latchkey, and bounds a miss by its bare scripts', () => {
+    // Three rounds; the machine slows down in the last one for everyone alike.
+    const row = (library: string, rounds: number[]) => ({ library, pairsPerSec: rounds[1]!, rounds });
+    const checks = checkTargets({
+      ...results([]),
+      single: [
+        row(FLOOR_LOCK_SCRIPTS, [1000, 1010, 600]),
+        row('latchkey Lock', [960, 970, 576]),
+        row('redlock', [1000, 900, 500]), // the highest median, but latchkey beats it round by round
+        row('redis-semaphore', [990, 1000, 594]),
+      ],
+    });
+    const check = checks.find((c) => c.scenario === 1 && c.target.startsWith('pairs/s'))!;
+    assert.equal(check.met, false);
+    assert.match(check.target, /redis-semaphore/);
+    assert.match(check.measured, /^970: 0\.97x \(95% interval 0\.97-0\.97, median of 3 rounds\) the peer$/);
+    assert.equal(check.outOfReach, false);
+    assert.match(check.bound!, /bare through ioredis.* reached 1\.01x .* latchkey Lock reached 0\.96x/);
   });
 });

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { Redlock } from '../redlock.js';
 import { LockClient, type Lock } from '../latchkey.js';
+import { floorOnServers } from '../names.js';
 import { percentile } from '../stats.js';
 import { floorScripts } from './single.js';
 
@@ -59,7 +60,7 @@ export async function multiServer(redis: readonly Redis[], iterations: number): 
     const floor = (servers: number): Contestant => {
       const on = redis.slice(0, servers).map((connection, i) => ({ connection, ...scripts[i]! }));
       return {
-        library: `floor (EVALSHA on ${servers})`,
+        library: floorOnServers(servers),
         servers,
         acquire: async () => {
           await Promise.all(

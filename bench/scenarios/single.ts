@@ -1,6 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { BenchLibrary, BenchSession } from '../libraries.js';
+import { randomId } from '../../src/owner.js';
+import { lockAcquire, lockRelease } from '../../src/scripts/index.js';
+import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS } from '../names.js';
 import { median } from '../stats.js';
 
 export interface ThroughputResult {
@@ -24,12 +27,35 @@ export async function floorScripts(redis: Redis): Promise<{ take: string; give: 
 }
 
 /** The floor: a bare ioredis loop of two EVALSHA round trips (take, give back) and nothing else. */
-export async function floorLoop(redis: Redis, name: string, until: () => boolean): Promise<number> {
-  const { take, give } = await floorScripts(redis);
+export async function floorLoop(
+  redis: Redis,
+  scripts: { take: string; give: string },
+  name: string,
+  until: () => boolean,
+): Promise<number> {
   let pairs = 0;
   while (!until()) {
-    await redis.evalsha(take, 1, name, 'owner', 30_000);
-    await redis.evalsha(give, 1, name, 'owner');
+    await redis.evalsha(scripts.take, 1, name, 'owner', 30_000);
+    await redis.evalsha(scripts.give, 1, name, 'owner');
+    pairs++;
+  }
+  return pairs;
+}
+
+/**
+ * latchkey's own acquire and release scripts in a bare ioredis loop, with the keys and arguments a
+ * `getLock(name)` handle sends (an owner id as long as its own): what latchkey's pair costs with
+ * none of its JavaScript around the two round trips. The scripts must be loaded.
+ */
+export async function lockScriptsLoop(redis: Redis, name: string, until: () => boolean): Promise<number> {
+  const tag = `latchkey:{${name}}`;
+  const keys = [`${tag}:lock`, `${tag}:lock-queue`, `${tag}:lock-waiters`];
+  const owner = `${randomId(16)}:${randomId(12)}`;
+  const channel = `${tag}:released`;
+  let pairs = 0;
+  while (!until()) {
+    await redis.evalsha(lockAcquire.sha, keys.length, ...keys, owner, 30_000);
+    await redis.evalsha(lockRelease.sha, keys.length, ...keys, owner, channel);
     pairs++;
   }
   return pairs;
@@ -112,10 +138,14 @@ export async function singleClient(
   options: ThroughputOptions,
   progress: (line: string) => void,
 ): Promise<ThroughputResult[]> {
-  const floorName = 'floor (2 x EVALSHA)';
+  const floorName = FLOOR_TWO_SCRIPTS;
+  // Loaded once here, so that no slice of the floors spends a round trip on it.
+  const floorShas = await floorScripts(redis);
+  for (const script of [lockAcquire, lockRelease]) await redis.script('LOAD', script.source);
   return openAll(libs, redis, async (sessions) => {
     const contestants: Contestant[] = [
-      { name: floorName, loop: (until) => floorLoop(redis, 'bench:floor', until) },
+      { name: floorName, loop: (until) => floorLoop(redis, floorShas, 'bench:floor', until) },
+      { name: FLOOR_LOCK_SCRIPTS, loop: (until) => lockScriptsLoop(redis, 'bench:lock-scripts', until) },
       ...libs.map((library, i) => ({
         name: library.name,
         loop: (until: () => boolean) => libraryLoop(sessions[i]!, `bench:single:${library.name}`, until),
