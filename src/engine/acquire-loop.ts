@@ -1,4 +1,4 @@
-import { publish } from '../diagnostics.js';
+import { listening } from '../diagnostics.js';
 import { beforeDeadline } from './deadline.js';
 import type { Waiters } from './waiters.js';
 
@@ -63,12 +63,12 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
   let started: number | undefined;
   const start = (): void => {
     started = Date.now();
-    publish('wait', () => ({ name: options.name, phase: 'start' }));
+    listening('wait')?.publish({ name: options.name, phase: 'start' });
   };
   const end = (acquired: boolean): void => {
     if (started === undefined) return;
     const waited = Date.now() - started;
-    publish('wait', () => ({ name: options.name, phase: 'end', acquired, waited }));
+    listening('wait')?.publish({ name: options.name, phase: 'end', acquired, waited });
   };
   if (!place) start();
   // Subscribing is a round trip too (none while the channel lingers subscribed from an earlier

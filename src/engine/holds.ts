@@ -1,4 +1,4 @@
-import { publish } from '../diagnostics.js';
+import { listening } from '../diagnostics.js';
 import { LockLostError } from '../errors.js';
 import type { RenewalEntry, RenewalTarget, Watchdog } from './watchdog.js';
 
@@ -98,7 +98,7 @@ export class Holds {
       );
       current.expiryTimer.unref();
     }
-    publish('acquire', () => ({ name: spec.name, key: spec.key, owner: spec.field, holds: current.count }));
+    listening('acquire')?.publish({ name: spec.name, key: spec.key, owner: spec.field, holds: current.count });
     return current;
   }
 
@@ -106,7 +106,7 @@ export class Holds {
   released(key: string, field: string, left: number): void {
     const hold = this.get(key, field);
     if (!hold) return;
-    publish('release', () => ({ name: hold.spec.name, key, owner: field, holds: left }));
+    listening('release')?.publish({ name: hold.spec.name, key, owner: field, holds: left });
     hold.count = left;
     if (left <= 0) this.drop(hold);
   }
@@ -125,12 +125,12 @@ export class Holds {
     this.drop(hold);
     if (!hold.markLost(error)) return;
     if (!announce) return;
-    publish('lost', () => ({
+    listening('lost')?.publish({
       name: hold.spec.name,
       key: hold.spec.key,
       owner: hold.spec.field,
       reason: error.message,
-    }));
+    });
     this.onLost(hold.spec.name, error);
   }
 

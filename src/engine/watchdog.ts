@@ -1,4 +1,4 @@
-import { publish } from '../diagnostics.js';
+import { listening } from '../diagnostics.js';
 import { LockLostError } from '../errors.js';
 import type { LuaScript } from '../redis/connection.js';
 import type { ScriptRunner } from '../redis/script-runner.js';
@@ -155,7 +155,7 @@ export class Watchdog {
         if (!entry.listed) return;
         if (renewed[i] === 1) {
           entry.confirmedUntil = started + Number(args[2 * i + 1]);
-          publish('renew', () => ({ name: entry.target.name, key: entry.target.key }));
+          listening('renew')?.publish({ name: entry.target.name, key: entry.target.key });
         } else {
           this.#lose(entry, 'renewal found it no longer held');
         }

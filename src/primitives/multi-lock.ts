@@ -1,5 +1,5 @@
 import type { ClientContext } from '../context.js';
-import { publish } from '../diagnostics.js';
+import { listening } from '../diagnostics.js';
 import {
   attemptAll,
   describeFailures,
@@ -216,13 +216,13 @@ export class MultiLock implements Lock {
     });
     const held: Held = { count: 1, hold, taken, dispose };
     this.#held.set(ownerId, held);
-    publish('acquire', () => ({
+    listening('acquire')?.publish({
       name: this.name,
       key: hold.spec.key,
       owner: ownerId,
       holds: 1,
       members: taken.length,
-    }));
+    });
     return held;
   }
 
@@ -236,13 +236,13 @@ export class MultiLock implements Lock {
     held.dispose();
     held.hold.stop(this.ctx.watchdog);
     const failures = await releaseMembers(held.taken);
-    publish('release', () => ({
+    listening('release')?.publish({
       name: this.name,
       key: held.hold.spec.key,
       owner: ownerId,
       holds: 0,
       failures: failures.length,
-    }));
+    });
     if (failures.length === 0) return;
     if (failures.length === held.taken.length && failures.every((f) => f.reason === 'not-held')) {
       throw new LockNotHeldError(`Cannot unlock ${this.name}: no member is held any more (their lease ran out)`);

@@ -1,5 +1,5 @@
 import type { ClientContext } from '../context.js';
-import { publish } from '../diagnostics.js';
+import { listening } from '../diagnostics.js';
 import type { AcquireLoopOptions } from '../engine/acquire-loop.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import type { Lock } from '../lock.js';
@@ -116,11 +116,11 @@ function spinWait(ctx: ClientContext, backoff: Readonly<Required<SpinBackoff>>) 
     const deadline = waitTime === undefined ? undefined : started + waitTime;
     let result = await attempt(waitTime === 0 ? undefined : deadline);
     if (result.acquired) return result.value;
-    publish('wait', () => ({ name, phase: 'start', spin: true }));
+    listening('wait')?.publish({ name, phase: 'start', spin: true });
     for (let retry = 0; ; retry++) {
       const remaining = deadline === undefined ? Infinity : deadline - Date.now();
       if (remaining <= 0) {
-        publish('wait', () => ({ name, phase: 'end', acquired: false, waited: Date.now() - started }));
+        listening('wait')?.publish({ name, phase: 'end', acquired: false, waited: Date.now() - started });
         return undefined;
       }
       const untilFree = result.retryIn > 0 ? result.retryIn : Infinity;
@@ -129,7 +129,7 @@ function spinWait(ctx: ClientContext, backoff: Readonly<Required<SpinBackoff>>) 
       ctx.assertOpen();
       result = await attempt(deadline);
       if (result.acquired) {
-        publish('wait', () => ({ name, phase: 'end', acquired: true, waited: Date.now() - started }));
+        listening('wait')?.publish({ name, phase: 'end', acquired: true, waited: Date.now() - started });
         return result.value;
       }
     }
