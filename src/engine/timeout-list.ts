@@ -1,9 +1,10 @@
+import { LinkedList, type Linked } from './linked-list.js';
+
 /** One entry of a {@link TimeoutList}: the caller's value, and its place in the list. */
-export class TimeoutEntry<T> {
+export class TimeoutEntry<T> implements Linked<TimeoutEntry<T>> {
   prev: TimeoutEntry<T> | undefined;
   next: TimeoutEntry<T> | undefined;
-  /** False once removed or timed out. */
-  listed = true;
+  listed = false;
 
   constructor(
     readonly value: T,
@@ -14,13 +15,11 @@ export class TimeoutEntry<T> {
 /**
  * Entries that each time out `delayMs` after they were added, unless removed first, on one timer
  * for the whole list. FixedDelayQueue does the same for keyed entries; this one is for entries
- * without a key (calls in flight): a linked list, so that adding and removing hash nothing (a Map
- * or Set keyed by a fresh object makes V8 give it an identity hash, on every call). The delay is the
- * same for all, so the list is in the order they time out in. The timer never keeps the process alive.
+ * without a key (calls in flight), in a linked list. The delay is the same for all, so the list is
+ * in the order they time out in. The timer never keeps the process alive.
  */
 export class TimeoutList<T> {
-  #head: TimeoutEntry<T> | undefined;
-  #tail: TimeoutEntry<T> | undefined;
+  readonly #entries = new LinkedList<TimeoutEntry<T>>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -30,28 +29,14 @@ export class TimeoutList<T> {
 
   add(value: T): TimeoutEntry<T> {
     const entry = new TimeoutEntry(value, Date.now() + this.delayMs);
-    const tail = this.#tail;
-    if (tail) {
-      tail.next = entry;
-      entry.prev = tail;
-    } else {
-      this.#head = entry;
-    }
-    this.#tail = entry;
+    this.#entries.append(entry);
     if (this.#timer === undefined) this.#arm(this.delayMs);
     return entry;
   }
 
   /** Takes `entry` out (it settled in time); the timer is left to find nothing due. */
   remove(entry: TimeoutEntry<T>): void {
-    if (!entry.listed) return;
-    entry.listed = false;
-    const { prev, next } = entry;
-    if (prev) prev.next = next;
-    else this.#head = next;
-    if (next) next.prev = prev;
-    else this.#tail = prev;
-    entry.prev = entry.next = undefined;
+    this.#entries.remove(entry);
   }
 
   #arm(ms: number): void {
@@ -62,11 +47,11 @@ export class TimeoutList<T> {
   #fire(): void {
     this.#timer = undefined;
     const now = Date.now();
-    let head = this.#head;
+    let head = this.#entries.head;
     while (head && head.at <= now) {
-      this.remove(head);
+      this.#entries.remove(head);
       this.onTimeout(head.value);
-      head = this.#head;
+      head = this.#entries.head;
     }
     if (head) this.#arm(Math.max(1, head.at - now));
   }

@@ -2,6 +2,7 @@ import { listening } from '../diagnostics.js';
 import { LockLostError } from '../errors.js';
 import type { LuaScript } from '../redis/connection.js';
 import type { ScriptRunner } from '../redis/script-runner.js';
+import { LinkedList, type Linked } from './linked-list.js';
 
 /**
  * One hold kept alive by the watchdog. Its renewal script takes keys in batches: `KEYS[i]` with
@@ -16,7 +17,7 @@ export interface RenewalTarget {
 }
 
 /** One hold the watchdog renews; `Watchdog.remove()` takes it out. */
-export interface RenewalEntry {
+export interface RenewalEntry extends Linked<RenewalEntry> {
   readonly target: RenewalTarget;
   /** Called once when the hold is known lost; the watchdog has already dropped it. */
   readonly onLost: (error: LockLostError) => void;
@@ -24,11 +25,6 @@ export interface RenewalEntry {
   confirmedUntil: number;
   /** With maxLeaseTime: the moment after which the watchdog stops extending this hold. */
   readonly renewUntil: number;
-  /** Links of the watchdog's list: adding and removing an entry hash nothing (no Set of fresh objects). */
-  prev: RenewalEntry | undefined;
-  next: RenewalEntry | undefined;
-  /** False once removed. */
-  listed: boolean;
 }
 
 export interface WatchdogOptions {
@@ -47,9 +43,7 @@ const BATCH_SIZE = 1_000;
  * call per batch of keys that may share a call (per server, or per slot on a Cluster).
  */
 export class Watchdog {
-  #head: RenewalEntry | undefined;
-  #tail: RenewalEntry | undefined;
-  #size = 0;
+  readonly #entries = new LinkedList<RenewalEntry>();
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #renewing = false;
@@ -69,14 +63,11 @@ export class Watchdog {
       onLost,
       confirmedUntil: acquiredAt + watchdogTimeout,
       renewUntil: maxLeaseTime === undefined ? Infinity : acquiredAt + maxLeaseTime,
-      prev: this.#tail,
+      prev: undefined,
       next: undefined,
-      listed: true,
+      listed: false,
     };
-    if (this.#tail) this.#tail.next = entry;
-    else this.#head = entry;
-    this.#tail = entry;
-    this.#size++;
+    this.#entries.append(entry);
     // The timer stays set when the last hold leaves (its round then finds nothing to renew and
     // stops): a lock()/unlock() loop should not pay for a timer each time round.
     this.#schedule(this.#period());
@@ -85,32 +76,17 @@ export class Watchdog {
 
   /** Stops renewing `entry` (released, lost, or given up); removing it twice is harmless. */
   remove(entry: RenewalEntry): void {
-    if (!entry.listed) return;
-    entry.listed = false;
-    const { prev, next } = entry;
-    if (prev) prev.next = next;
-    else this.#head = next;
-    if (next) next.prev = prev;
-    else this.#tail = prev;
-    entry.prev = entry.next = undefined;
-    this.#size--;
+    this.#entries.remove(entry);
   }
 
   get size(): number {
-    return this.#size;
-  }
-
-  /** The entries now, as an array: a round works on them while others come and go. */
-  #snapshot(): RenewalEntry[] {
-    const entries: RenewalEntry[] = [];
-    for (let entry = this.#head; entry; entry = entry.next) entries.push(entry);
-    return entries;
+    return this.#entries.size;
   }
 
   /** Stops every renewal (client shutdown); holds are left to expire. */
   stop(): void {
     this.#stopped = true;
-    for (const entry of this.#snapshot()) this.remove(entry);
+    for (const entry of this.#entries.snapshot()) this.remove(entry);
     this.#clearTimer();
   }
 
@@ -120,7 +96,7 @@ export class Watchdog {
     this.#renewing = true;
     const now = Date.now();
     const batches = new Map<string, RenewalEntry[]>();
-    for (const entry of this.#snapshot()) {
+    for (const entry of this.#entries.snapshot()) {
       if (now >= entry.renewUntil) {
         if (now >= entry.confirmedUntil) this.#lose(entry, 'it reached maxLeaseTime and expired');
         continue;
@@ -136,7 +112,7 @@ export class Watchdog {
     }
     await Promise.all(calls);
     this.#renewing = false;
-    if (this.#size > 0) this.#schedule(this.#nextDelay(now));
+    if (this.#entries.size > 0) this.#schedule(this.#nextDelay(now));
   }
 
   async #renewBatch(batch: RenewalEntry[]): Promise<void> {
@@ -194,7 +170,7 @@ export class Watchdog {
   #nextDelay(roundStarted: number): number {
     const now = Date.now();
     let delay = Math.max(0, this.#period() - (now - roundStarted));
-    for (let entry = this.#head; entry; entry = entry.next)
+    for (let entry = this.#entries.head; entry; entry = entry.next)
       delay = Math.min(delay, Math.max(0, entry.confirmedUntil - now));
     return delay;
   }
