@@ -1,5 +1,5 @@
 import { RedisUnavailableError } from '../errors.js';
-import type { ScriptReply } from './connection.js';
+import type { LuaScript, ScriptArg, ScriptReply } from './connection.js';
 import type { Subscriptions } from './subscriptions.js';
 
 /**
@@ -21,21 +21,46 @@ function isNoScriptError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
+/** How one client sends a script: by its SHA1, and by its source (after NOSCRIPT). */
+export interface ScriptSender {
+  evalsha(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown>;
+  eval(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown>;
+}
+
 /**
- * What to do when EVALSHA failed: when the server does not know the script (NOSCRIPT: restarted,
- * flushed, or a new Cluster node) run it by EVAL, else reject. Errors come out classified. Called
- * only on an error, so that a call that succeeds pays for nothing of this.
+ * EVALSHA, then EVAL when the server does not know the script (NOSCRIPT: restarted, flushed, or
+ * a new Cluster node). Errors come out classified. A reply passes through untouched (no function
+ * of ours runs on it): the only closure made per call is the error handler.
  */
-export async function retryOnNoScript(
+export function evalWithFallback(
+  sender: ScriptSender,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+): Promise<ScriptReply> {
+  let reply: Promise<unknown>;
+  try {
+    reply = sender.evalsha(script, keys, args);
+  } catch (error) {
+    reply = Promise.reject(error);
+  }
+  return reply.then<ScriptReply, ScriptReply>(undefined, (error: unknown) =>
+    retryOnNoScript(error, sender, script, keys, args),
+  );
+}
+
+async function retryOnNoScript(
   error: unknown,
-  scriptName: string,
-  evalSource: () => Promise<unknown>,
+  sender: ScriptSender,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
 ): Promise<ScriptReply> {
   try {
     if (!isNoScriptError(error)) throw error;
-    return (await evalSource()) as ScriptReply;
+    return (await sender.eval(script, keys, args)) as ScriptReply;
   } catch (failure) {
-    throw classifyClientError(failure, `script ${scriptName}`);
+    throw classifyClientError(failure, `script ${script.name}`);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 import { clusterSlot } from './cluster-slot.js';
 import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
-import { retryOnNoScript, subscribeClassified } from './errors.js';
+import { evalWithFallback, subscribeClassified, type ScriptSender } from './errors.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of an ioredis `Redis` or `Cluster` latchkey uses (typed here so ioredis is never imported). */
@@ -39,6 +39,10 @@ export class IoredisConnection implements RedisConnection {
   #subscriber: IoredisSubscriber | undefined;
   readonly #subscriptions: Subscriptions;
   readonly #writes = new WriteCoalescer();
+  readonly #sender: ScriptSender = {
+    evalsha: (script, keys, args) => this.client.evalsha(script.sha, keys.length, ...keys, ...args),
+    eval: (script, keys, args) => this.client.eval(script.source, keys.length, ...keys, ...args),
+  };
 
   constructor(private readonly client: IoredisLike) {
     this.#subscriptions = new Subscriptions(
@@ -55,17 +59,9 @@ export class IoredisConnection implements RedisConnection {
     // A Cluster routes each command to a node's socket of its own: nothing to cork here.
     const stream = this.client.isCluster === true ? undefined : this.client.stream;
     this.#writes.beforeWrite(stream);
-    let reply: Promise<unknown>;
-    try {
-      reply = this.client.evalsha(script.sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      reply = Promise.reject(error);
-    }
+    const reply = evalWithFallback(this.#sender, script, keys, args);
     this.#writes.afterWrite();
-    // A reply passes through untouched (no function of ours runs): it is the script's reply.
-    return reply.then<ScriptReply, ScriptReply>(undefined, (error: unknown) =>
-      retryOnNoScript(error, script.name, () => this.client.eval(script.source, keys.length, ...keys, ...args)),
-    );
+    return reply;
   }
 
   subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {

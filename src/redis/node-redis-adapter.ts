@@ -1,5 +1,5 @@
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
-import { retryOnNoScript, subscribeClassified } from './errors.js';
+import { evalWithFallback, subscribeClassified, type ScriptSender } from './errors.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of a node-redis (v4+) client latchkey uses (typed here so `redis` is never imported). */
@@ -30,6 +30,11 @@ export function isNodeRedis(value: unknown): value is NodeRedisLike {
   );
 }
 
+/** What follows the script in EVALSHA / EVAL: the key count, the keys, the arguments as strings. */
+function commandTail(keys: readonly string[], args: readonly ScriptArg[]): string[] {
+  return [String(keys.length), ...keys, ...args.map(String)];
+}
+
 /**
  * Adapts a connected node-redis v4+ client (standalone or Sentinel). Scripts go through
  * `sendCommand`, which both major versions share; subscriptions use a duplicate connection.
@@ -37,6 +42,10 @@ export function isNodeRedis(value: unknown): value is NodeRedisLike {
 export class NodeRedisConnection implements RedisConnection {
   #subscriber: Promise<NodeRedisSubscriber> | undefined;
   readonly #subscriptions: Subscriptions;
+  readonly #sender: ScriptSender = {
+    evalsha: (script, keys, args) => this.client.sendCommand(['EVALSHA', script.sha, ...commandTail(keys, args)]),
+    eval: (script, keys, args) => this.client.sendCommand(['EVAL', script.source, ...commandTail(keys, args)]),
+  };
 
   constructor(private readonly client: NodeRedisLike) {
     this.#subscriptions = new Subscriptions(
@@ -51,17 +60,7 @@ export class NodeRedisConnection implements RedisConnection {
   }
 
   evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply> {
-    const tail = [String(keys.length), ...keys, ...args.map(String)];
-    let reply: Promise<unknown>;
-    try {
-      reply = this.client.sendCommand(['EVALSHA', script.sha, ...tail]);
-    } catch (error) {
-      reply = Promise.reject(error);
-    }
-    // A reply passes through untouched (no function of ours runs): it is the script's reply.
-    return reply.then<ScriptReply, ScriptReply>(undefined, (error: unknown) =>
-      retryOnNoScript(error, script.name, () => this.client.sendCommand(['EVAL', script.source, ...tail])),
-    );
+    return evalWithFallback(this.#sender, script, keys, args);
   }
 
   subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
