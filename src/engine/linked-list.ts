@@ -12,9 +12,14 @@ export interface Linked<T> {
  * keyed by them does the same, on every lock() of a hot loop.)
  */
 export class LinkedList<T extends Linked<T>> {
-  head: T | undefined;
+  #head: T | undefined;
   #tail: T | undefined;
   #size = 0;
+
+  /** The first entry (the one appended longest ago), if any. */
+  get head(): T | undefined {
+    return this.#head;
+  }
 
   get size(): number {
     return this.#size;
@@ -25,7 +30,7 @@ export class LinkedList<T extends Linked<T>> {
     entry.next = undefined;
     entry.listed = true;
     if (this.#tail) this.#tail.next = entry;
-    else this.head = entry;
+    else this.#head = entry;
     this.#tail = entry;
     this.#size++;
   }
@@ -36,7 +41,7 @@ export class LinkedList<T extends Linked<T>> {
     entry.listed = false;
     const { prev, next } = entry;
     if (prev) prev.next = next;
-    else this.head = next;
+    else this.#head = next;
     if (next) next.prev = prev;
     else this.#tail = prev;
     entry.prev = entry.next = undefined;
@@ -47,7 +52,7 @@ export class LinkedList<T extends Linked<T>> {
   /** The entries now, as an array: work on them while entries come and go. */
   snapshot(): T[] {
     const entries: T[] = [];
-    for (let entry = this.head; entry; entry = entry.next) entries.push(entry);
+    for (let entry = this.#head; entry; entry = entry.next) entries.push(entry);
     return entries;
   }
 }
