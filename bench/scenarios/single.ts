@@ -16,8 +16,9 @@ export interface ThroughputResult {
   ofFloor?: number;
 }
 
-const SET_IF_ABSENT = "return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')";
-const DELETE_IF_OWNER = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+export const SET_IF_ABSENT = "return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')";
+export const DELETE_IF_OWNER =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 
 /** The floor's two scripts, loaded: take a key if absent, give it back if still the owner's. */
 export async function floorScripts(redis: Redis): Promise<{ take: string; give: string }> {
@@ -82,7 +83,7 @@ export async function timed(ms: number, loop: (until: () => boolean) => Promise<
 }
 
 /** A contestant of a throughput scenario: one loop over its own open session. */
-interface Contestant {
+export interface Contestant {
   readonly name: string;
   readonly loop: (until: () => boolean) => Promise<number>;
 }
@@ -92,7 +93,7 @@ interface Contestant {
  * median rate: load from other processes on a shared machine then hits every library alike
  * instead of whichever happened to run at that moment. The first round only warms up.
  */
-async function interleaved(
+export async function interleaved(
   contestants: readonly Contestant[],
   sliceMs: number,
   rounds: number,
