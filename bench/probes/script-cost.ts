@@ -1,8 +1,9 @@
 /**
- * Probe, not part of `npm run bench`: what a pair of scripts costs Redis itself (INFO
- * commandstats, µs per acquire + release), sent one at a time as in scenario 1. Compares
- * latchkey's two lock scripts, the same release without its LPOP (what a "waiters queued" mark
- * in the lock hash would save when nobody is queued), and scenario 1's floor scripts.
+ * Probe, not part of `npm run bench`: what one acquire + release costs Redis itself (INFO
+ * commandstats: the time Redis spent running the commands), sent one at a time as in scenario 1.
+ * Compares latchkey's two lock scripts; the same release without its LPOP (what a "waiters
+ * queued" mark in the lock hash would save when nobody is queued); scenario 1's floor scripts;
+ * and redis-semaphore's pair (a plain SET NX PX, and its compare-and-delete script).
  *
  *   node --import tsx bench/probes/script-cost.ts [--pairs 2000] [--repeat 15]
  *
@@ -28,42 +29,55 @@ return 0`;
 
 const keys = ['probe:{x}:lock', 'probe:{x}:lock-queue', 'probe:{x}:lock-waiters'];
 const owner = 'client-id-of-sixteen:owner-twelve';
-interface Call {
-  readonly source: string;
-  readonly keys: readonly string[];
-  readonly args: readonly (string | number)[];
-}
-const acquire: Call = { source: lockAcquire.source, keys, args: [owner, 30_000] };
+
+/** Sends one command of a pair; `prepare` loads what it needs once per turn. */
+type Send = (redis: Redis) => Promise<() => Promise<unknown>>;
+
+const script =
+  (source: string, scriptKeys: readonly string[], args: readonly (string | number)[]): Send =>
+  async (redis) => {
+    const sha = (await redis.script('LOAD', source)) as string;
+    return () => redis.evalsha(sha, scriptKeys.length, ...scriptKeys, ...args);
+  };
+
+const acquire = script(lockAcquire.source, keys, [owner, 30_000]);
 const releaseArgs = [owner, 'probe:released'];
-const pairsToTry: Record<string, readonly [take: Call, give: Call]> = {
-  'latchkey lock scripts': [acquire, { source: lockRelease.source, keys, args: releaseArgs }],
-  'release without LPOP': [acquire, { source: RELEASE_WITHOUT_LPOP, keys, args: releaseArgs }],
+const variants: Record<string, readonly [take: Send, give: Send]> = {
+  'latchkey lock scripts': [acquire, script(lockRelease.source, keys, releaseArgs)],
+  'release without LPOP': [acquire, script(RELEASE_WITHOUT_LPOP, keys, releaseArgs)],
   'floor scripts': [
-    { source: SET_IF_ABSENT, keys: ['probe:floor'], args: [owner, 30_000] },
-    { source: DELETE_IF_OWNER, keys: ['probe:floor'], args: [owner] },
+    script(SET_IF_ABSENT, ['probe:floor'], [owner, 30_000]),
+    script(DELETE_IF_OWNER, ['probe:floor'], [owner]),
+  ],
+  'redis-semaphore': [
+    (redis) => Promise.resolve(() => redis.set('probe:rsem', owner, 'PX', 30_000, 'NX')),
+    script(DELETE_IF_OWNER, ['probe:rsem'], [owner]),
   ],
 };
 
-/** Sends `call` by its SHA1 (loaded beforehand). */
-function send(redis: Redis, sha: string, call: Call): Promise<unknown> {
-  return redis.evalsha(sha, call.keys.length, ...call.keys, ...call.args);
+/** µs Redis spent on every command since the last RESETSTAT, but the probe's own INFO. */
+function commandTime(info: string): number {
+  let usec = 0;
+  for (const [, command, spent] of info.matchAll(/cmdstat_([a-z|]+):calls=\d+,usec=(\d+)/g)) {
+    if (command !== 'info' && command !== 'config|resetstat') usec += Number(spent);
+  }
+  return usec;
 }
 
 const server = await startRedisServer();
 const redis = new Redis({ port: server.port });
-const costs = new Map(Object.keys(pairsToTry).map((name) => [name, [] as number[]]));
+const costs = new Map(Object.keys(variants).map((name) => [name, [] as number[]]));
 try {
   for (let repeat = 0; repeat < Number(values.repeat); repeat++) {
-    for (const [name, [take, give]] of Object.entries(pairsToTry)) {
-      const takeSha = (await redis.script('LOAD', take.source)) as string;
-      const giveSha = (await redis.script('LOAD', give.source)) as string;
+    for (const [name, [prepareTake, prepareGive]] of Object.entries(variants)) {
+      const take = await prepareTake(redis);
+      const give = await prepareGive(redis);
       await redis.config('RESETSTAT');
       for (let i = 0; i < pairs; i++) {
-        await send(redis, takeSha, take);
-        await send(redis, giveSha, give);
+        await take();
+        await give();
       }
-      const stats = (await redis.info('commandstats')).match(/cmdstat_evalsha:calls=\d+,usec=(\d+)/);
-      costs.get(name)!.push(Number(stats?.[1]) / pairs);
+      costs.get(name)!.push(commandTime(await redis.info('commandstats')) / pairs);
     }
   }
   for (const [name, turns] of costs) console.log(`${name.padEnd(22)} ${median(turns).toFixed(2)} µs of Redis per pair`);
