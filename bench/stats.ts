@@ -14,6 +14,11 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+/** Each round's rate in `a` over the same round's in `b` (the two ran side by side in every round). */
+export function roundRatios(a: readonly number[], b: readonly number[]): number[] {
+  return a.map((rate, round) => rate / b[round]!);
+}
+
 /**
  * An approximate 95% confidence interval of the median of `values` (from the order statistics,
  * distribution-free): the median of n paired ratios moves about as much as this between runs.

@@ -7,7 +7,7 @@ import { FLOOR_LOCK_SCRIPTS, floorOnServers, HAND_OVER_RING, isFloor } from './n
 import type { BenchResults } from './report.js';
 import type { ContentionResult, NotificationFloor } from './scenarios/contention.js';
 import type { ThroughputResult } from './scenarios/single.js';
-import { median, medianInterval } from './stats.js';
+import { median, medianInterval, roundRatios } from './stats.js';
 
 /** One target, measured. */
 export interface TargetCheck {
@@ -27,15 +27,9 @@ const isOurs = (library: string): boolean => library.startsWith('latchkey');
 const isPeer = (library: string): boolean => !isOurs(library) && !isFloor(library);
 const num = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
 
-/** Each round's rate of `a` over `b`'s (rounds ran side by side); undefined without rounds. */
-function roundRatios(a: ThroughputResult, b: ThroughputResult): number[] | undefined {
-  if (!a.rounds || !b.rounds) return undefined;
-  return a.rounds.map((rate, round) => rate / b.rounds![round]!);
-}
-
 /** `a` over `b`: the median of the rounds' ratios (drift cancels out) with its 95% interval. */
 function compare(a: ThroughputResult, b: ThroughputResult): { ratio: number; text: string } {
-  const ratios = roundRatios(a, b);
+  const ratios = a.rounds && b.rounds ? roundRatios(a.rounds, b.rounds) : undefined;
   if (!ratios) {
     const ratio = a.pairsPerSec / b.pairsPerSec;
     return { ratio, text: `${num(ratio)}x` };

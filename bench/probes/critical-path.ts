@@ -13,14 +13,15 @@ import { Redis } from 'ioredis';
 import { startRedisServer } from '../../src/cli/redis-server.js';
 import { lockAcquire, lockRelease } from '../../src/scripts/index.js';
 import { latchkeyLock, redisSemaphore } from '../libraries.js';
-import { lockScriptsLoop } from '../scenarios/single.js';
+import { libraryLoop, lockScriptsLoop, type Contestant } from '../scenarios/single.js';
 import { median } from '../stats.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '40' } } });
 
 const server = await startRedisServer();
 const redis = new Redis({ port: server.port });
-const sessions = [latchkeyLock.open(redis), redisSemaphore.open(redis)];
+const libraries = [latchkeyLock, redisSemaphore];
+const sessions = libraries.map((library) => library.open(redis));
 try {
   await redis.ping();
   for (const script of [lockAcquire, lockRelease]) await redis.script('LOAD', script.source);
@@ -40,26 +41,16 @@ try {
     let left = count;
     return () => left-- <= 0;
   };
-  const contestants: [string, (until: () => boolean) => Promise<number>][] = [
-    ['bare lock scripts', (until) => lockScriptsLoop(redis, 'probe:bare', until)],
-    ...sessions.map((session, i): [string, (until: () => boolean) => Promise<number>] => {
-      const lock = session.lock(`probe:library-${i}`);
-      return [
-        [latchkeyLock, redisSemaphore][i]!.name,
-        async (until) => {
-          let done = 0;
-          for (; !until(); done++) {
-            await lock.acquire();
-            await lock.release();
-          }
-          return done;
-        },
-      ];
-    }),
+  const contestants: Contestant[] = [
+    { name: 'bare lock scripts', loop: (until) => lockScriptsLoop(redis, 'probe:bare', until) },
+    ...libraries.map((library, i) => ({
+      name: library.name,
+      loop: (until: () => boolean) => libraryLoop(sessions[i]!, `probe:library-${i}`, until),
+    })),
   ];
-  const medians = new Map(contestants.map(([name]) => [name, [] as number[]]));
+  const medians = new Map(contestants.map(({ name }) => [name, [] as number[]]));
   for (let round = 0; round < Number(values.rounds); round++) {
-    for (const [name, loop] of contestants) {
+    for (const { name, loop } of contestants) {
       await loop(pairsOf(50)); // warm
       gaps.length = 0;
       recording = true;

@@ -11,8 +11,8 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../../src/cli/redis-server.js';
 import { lockAcquire, lockRelease } from '../../src/scripts/index.js';
-import { interleaved, pairedRatio, type Contestant } from '../scenarios/single.js';
-import { median, medianInterval } from '../stats.js';
+import { interleaved, type Contestant } from '../scenarios/single.js';
+import { median, medianInterval, roundRatios } from '../stats.js';
 
 const { values } = parseArgs({
   options: { spin: { type: 'string', default: '20' }, rounds: { type: 'string', default: '100' } },
@@ -58,11 +58,11 @@ try {
   const bare = rates.get('bare')!;
   for (const { name } of contestants) {
     const own = rates.get(name)!;
-    const ratios = own.map((rate, round) => rate / bare[round]!);
+    const ratios = roundRatios(own, bare);
     const [low, high] = medianInterval(ratios);
     const pair = (1e6 / median(own)).toFixed(1);
     console.log(
-      `${name.padEnd(22)} ${pair} µs/pair, ${pairedRatio(own, bare).toFixed(3)}x bare (95% ${low.toFixed(3)}-${high.toFixed(3)})`,
+      `${name.padEnd(22)} ${pair} µs/pair, ${median(ratios).toFixed(3)}x bare (95% ${low.toFixed(3)}-${high.toFixed(3)})`,
     );
   }
 } finally {

@@ -4,7 +4,7 @@ import type { BenchLibrary, BenchSession } from '../libraries.js';
 import { randomId } from '../../src/owner.js';
 import { lockAcquire, lockRelease } from '../../src/scripts/index.js';
 import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS } from '../names.js';
-import { median } from '../stats.js';
+import { median, roundRatios } from '../stats.js';
 
 export interface ThroughputResult {
   library: string;
@@ -111,7 +111,7 @@ export async function interleaved(
 
 /** The median over rounds of `a`'s rate over `b`'s in the same round: drift of the machine cancels out. */
 export function pairedRatio(a: readonly number[], b: readonly number[]): number {
-  return median(a.map((rate, round) => rate / b[round]!));
+  return median(roundRatios(a, b));
 }
 
 async function openAll<T>(
