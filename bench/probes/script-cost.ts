@@ -30,15 +30,23 @@ return 0`;
 const keys = ['probe:{x}:lock', 'probe:{x}:lock-queue', 'probe:{x}:lock-waiters'];
 const owner = 'client-id-of-sixteen:owner-twelve';
 
-/** Sends one command of a pair; `prepare` loads what it needs once per turn. */
-type Send = (redis: Redis) => Promise<() => Promise<unknown>>;
+/**
+ * One command of a pair: `prepare` loads what it needs once per turn; `command` names what the
+ * client sends, the only stat counted (a script's EVALSHA time already holds the commands it
+ * calls, which INFO lists again under their own names).
+ */
+interface Send {
+  command: string;
+  prepare: (redis: Redis) => Promise<() => Promise<unknown>>;
+}
 
-const script =
-  (source: string, scriptKeys: readonly string[], args: readonly (string | number)[]): Send =>
-  async (redis) => {
+const script = (source: string, scriptKeys: readonly string[], args: readonly (string | number)[]): Send => ({
+  command: 'evalsha',
+  prepare: async (redis) => {
     const sha = (await redis.script('LOAD', source)) as string;
     return () => redis.evalsha(sha, scriptKeys.length, ...scriptKeys, ...args);
-  };
+  },
+});
 
 const acquire = script(lockAcquire.source, keys, [owner, 30_000]);
 const releaseArgs = [owner, 'probe:released'];
@@ -50,16 +58,16 @@ const variants: Record<string, readonly [take: Send, give: Send]> = {
     script(DELETE_IF_OWNER, ['probe:floor'], [owner]),
   ],
   'redis-semaphore': [
-    (redis) => Promise.resolve(() => redis.set('probe:rsem', owner, 'PX', 30_000, 'NX')),
+    { command: 'set', prepare: (redis) => Promise.resolve(() => redis.set('probe:rsem', owner, 'PX', 30_000, 'NX')) },
     script(DELETE_IF_OWNER, ['probe:rsem'], [owner]),
   ],
 };
 
-/** µs Redis spent on every command since the last RESETSTAT, but the probe's own INFO. */
-function commandTime(info: string): number {
+/** µs Redis spent since the last RESETSTAT on the commands the client sent (`sent`), not those scripts called. */
+function commandTime(info: string, sent: ReadonlySet<string>): number {
   let usec = 0;
   for (const [, command, spent] of info.matchAll(/cmdstat_([a-z|]+):calls=\d+,usec=(\d+)/g)) {
-    if (command !== 'info' && command !== 'config|resetstat') usec += Number(spent);
+    if (sent.has(command ?? '')) usec += Number(spent);
   }
   return usec;
 }
@@ -69,15 +77,17 @@ const redis = new Redis({ port: server.port });
 const costs = new Map(Object.keys(variants).map((name) => [name, [] as number[]]));
 try {
   for (let repeat = 0; repeat < Number(values.repeat); repeat++) {
-    for (const [name, [prepareTake, prepareGive]] of Object.entries(variants)) {
-      const take = await prepareTake(redis);
-      const give = await prepareGive(redis);
+    for (const [name, pair] of Object.entries(variants)) {
+      const take = await pair[0].prepare(redis);
+      const give = await pair[1].prepare(redis);
       await redis.config('RESETSTAT');
       for (let i = 0; i < pairs; i++) {
         await take();
         await give();
       }
-      costs.get(name)!.push(commandTime(await redis.info('commandstats')) / pairs);
+      costs
+        .get(name)!
+        .push(commandTime(await redis.info('commandstats'), new Set(pair.map((send) => send.command))) / pairs);
     }
   }
   for (const [name, turns] of costs) console.log(`${name.padEnd(22)} ${median(turns).toFixed(2)} µs of Redis per pair`);
