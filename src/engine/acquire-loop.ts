@@ -35,6 +35,11 @@ export interface AcquireLoopOptions<T> {
   readonly name: string;
   /** Given for a wait with a place in a queue kept in Redis (see QueuedWait). */
   readonly place?: QueuedWait;
+  /**
+   * The caller's own uncontended first attempt, made and failed (a lock handle makes it without
+   * setting anything up for a wait): the wait goes on from there instead of trying that again.
+   */
+  readonly first?: Attempt<T>;
 }
 
 /** Retry at least this often when the holder's TTL is unknown or has no expiry. */
@@ -51,7 +56,7 @@ export async function acquireLoop<T>(options: AcquireLoopOptions<T>): Promise<T 
   const { attempt, signal, waitTime, place } = options;
   signal?.throwIfAborted();
   const deadline = waitTime === undefined ? undefined : Date.now() + waitTime;
-  if (!place) {
+  if (!place && !options.first) {
     // A single attempt (waitTime 0) is bounded by commandTimeout alone, not by a deadline of "now".
     const first = await attempt(waitTime === 0 ? undefined : deadline);
     if (first.acquired) return first.value;

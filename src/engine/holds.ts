@@ -57,8 +57,13 @@ export class Hold {
  * watchdog registration and one lost-signal; the last release stops renewal.
  */
 export class Holds {
-  /** By key, then by field (owner): both strings are long-lived, so lookups hash nothing new. */
-  readonly #holds = new Map<string, Map<string, Hold>>();
+  /**
+   * By key: its one hold (by far the usual case, so a lock()/unlock() loop makes no Map per
+   * acquisition), or its holds by field (owner) when several owners of this client hold it (a
+   * semaphore's permits, a read lock's readers). Keys and fields are long-lived strings, so
+   * lookups hash nothing new.
+   */
+  readonly #holds = new Map<string, Hold | Map<string, Hold>>();
 
   constructor(
     private readonly watchdog: Watchdog,
@@ -66,17 +71,17 @@ export class Holds {
   ) {}
 
   get(key: string, field: string): Hold | undefined {
-    return this.#holds.get(key)?.get(field);
+    const held = this.#holds.get(key);
+    if (held instanceof Hold) return held.spec.field === field ? held : undefined;
+    return held?.get(field);
   }
 
   /** Records an acquisition confirmed by Redis at `acquiredAt`. */
   acquired(spec: HoldSpec, acquiredAt: number): Hold {
-    let byField = this.#holds.get(spec.key);
-    if (!byField) this.#holds.set(spec.key, (byField = new Map<string, Hold>()));
-    let hold = byField.get(spec.field);
+    let hold = this.get(spec.key, spec.field);
     if (!hold) {
       hold = new Hold(spec);
-      byField.set(spec.field, hold);
+      this.#add(hold);
     }
     hold.count++;
     const current = hold;
@@ -114,10 +119,32 @@ export class Holds {
   /** Forgets a hold without marking it lost (unlock failed, or fully released). */
   drop(hold: Hold): void {
     hold.stop(this.watchdog);
-    const byField = this.#holds.get(hold.spec.key);
-    if (byField?.get(hold.spec.field) !== hold) return;
-    byField.delete(hold.spec.field);
-    if (byField.size === 0) this.#holds.delete(hold.spec.key);
+    const { key, field } = hold.spec;
+    const held = this.#holds.get(key);
+    if (held === hold) {
+      this.#holds.delete(key);
+    } else if (held instanceof Map && held.get(field) === hold) {
+      held.delete(field);
+      if (held.size === 0) this.#holds.delete(key);
+    }
+  }
+
+  #add(hold: Hold): void {
+    const { key, field } = hold.spec;
+    const held = this.#holds.get(key);
+    if (held === undefined) {
+      this.#holds.set(key, hold);
+    } else if (held instanceof Hold) {
+      this.#holds.set(
+        key,
+        new Map([
+          [held.spec.field, held],
+          [field, hold],
+        ]),
+      );
+    } else {
+      held.set(field, hold);
+    }
   }
 
   /** Marks a hold lost: its signal aborts with `error` and the client emits `lockLost`. */
@@ -139,14 +166,14 @@ export class Holds {
    * it), without `lockLost` events; Redis keeps the keys until their leases run out.
    */
   abandonAll(error: LockLostError): void {
-    const all = [...this.#holds.values()].flatMap((byField) => [...byField.values()]);
+    const all = [...this.#holds.values()].flatMap((held) => (held instanceof Hold ? [held] : [...held.values()]));
     for (const hold of all) this.lost(hold, error, false);
   }
 
   /** Holds recorded (for tests and inspection). */
   get size(): number {
     let size = 0;
-    for (const byField of this.#holds.values()) size += byField.size;
+    for (const held of this.#holds.values()) size += held instanceof Hold ? 1 : held.size;
     return size;
   }
 }

@@ -43,6 +43,11 @@ export interface LockBackend {
   releaseAll(owner: string): Promise<void>;
   forceUnlock(): Promise<boolean>;
   status(owner: string): Promise<LockStatus>;
+  /**
+   * False when the uncontended first attempt (one that neither queues nor subscribes) would likely
+   * fail, so the wait goes first instead; left out: always worth it.
+   */
+  readonly worthTryingFirst?: () => boolean;
   /** Replaces the pub/sub wait (SpinLock polls with backoff instead). */
   readonly wait?: <T>(options: AcquireLoopOptions<T>) => Promise<T | undefined>;
 }
@@ -172,65 +177,105 @@ export class LockHandle implements Lock {
   /** Acquires for the current owner; undefined when waitTime elapsed. */
   protected async acquireHold(parsed: ParsedOptions): Promise<Acquired | undefined> {
     this.ctx.assertOpen();
-    const { options, holds, waiters } = this.ctx;
+    const { waitTime, signal } = parsed;
+    signal?.throwIfAborted();
     const owner = this.currentOwner();
-    const leaseMs = parsed.leaseTime ?? Math.min(options.watchdogTimeout, options.maxLeaseTime ?? Infinity);
+    const leaseMs = parsed.leaseTime ?? this.#defaultLeaseMs();
+    const started = Date.now();
+    const deadline = waitTime === undefined ? undefined : started + waitTime;
+    // The uncontended case: one attempt that neither queues nor subscribes, with nothing set up for
+    // a wait (what a wait allocates costs a hot lock()/unlock() loop several percent).
+    let first: Attempt<bigint | null> | undefined;
+    if (this.backend.worthTryingFirst?.() ?? true) {
+      try {
+        // A single attempt (waitTime 0) is bounded by commandTimeout alone, not by a deadline of "now".
+        first = await this.backend.attempt(owner, leaseMs, waitTime === 0 ? undefined : deadline);
+      } catch (error) {
+        first = this.#attemptFailed(owner, deadline, error);
+      }
+      if (first.acquired) return this.#held(owner, parsed, started, first.value);
+      if (deadline !== undefined && Date.now() >= deadline) return undefined;
+    }
     let acquiredAt = 0;
-    const attempt = (deadline: number | undefined, place?: QueuedWait): Promise<Attempt<bigint | null>> => {
-      const started = Date.now();
-      return this.backend.attempt(owner, leaseMs, deadline, place).then(
+    const attempt = (attemptDeadline: number | undefined, place?: QueuedWait): Promise<Attempt<bigint | null>> => {
+      const attemptStarted = Date.now();
+      return this.backend.attempt(owner, leaseMs, attemptDeadline, place).then(
         (result) => {
-          if (result.acquired) acquiredAt = started;
+          if (result.acquired) acquiredAt = attemptStarted;
           return result;
         },
-        (error: unknown) => {
-          this.#undoUncertainAttempt(owner);
-          // Cut by the caller's own waitTime: that is the timeout they asked for, not an outage.
-          if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
-          throw error;
-        },
+        (error: unknown) => this.#attemptFailed(owner, attemptDeadline, error),
       );
     };
     const wait = this.backend.wait ?? acquireLoop;
     const token = await wait({
       attempt,
-      waiters,
+      waiters: this.ctx.waiters,
       channel: this.backend.channel,
-      waitTime: parsed.waitTime,
-      signal: parsed.signal,
+      waitTime: deadline === undefined ? undefined : Math.max(0, deadline - Date.now()),
+      signal,
       name: this.name,
+      first,
     });
     if (token === undefined) return undefined;
+    return this.#held(owner, parsed, acquiredAt, token);
+  }
+
+  #defaultLeaseMs(): number {
+    const { watchdogTimeout, maxLeaseTime } = this.ctx.options;
+    return maxLeaseTime === undefined ? watchdogTimeout : Math.min(watchdogTimeout, maxLeaseTime);
+  }
+
+  /**
+   * An attempt failed in flight: undo what it may have taken; a failure past the caller's own
+   * deadline is that timeout (not acquired), anything else is thrown.
+   */
+  #attemptFailed(owner: string, deadline: number | undefined, error: unknown): Attempt<bigint | null> {
+    this.#undoUncertainAttempt(owner);
+    // Cut by the caller's own waitTime: that is the timeout they asked for, not an outage.
+    if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
+    throw error;
+  }
+
+  /** Records the hold Redis confirmed at `acquiredAt` (a promise only when the caller aborted meanwhile). */
+  #held(owner: string, parsed: ParsedOptions, acquiredAt: number, token: bigint | null): Acquired | Promise<never> {
     const { name, key, renewScript } = this.backend;
-    const hold = holds.acquired(
+    const hold = this.ctx.holds.acquired(
       { name, key, field: owner, script: renewScript, leaseTime: parsed.leaseTime },
       acquiredAt,
     );
-    if (parsed.signal?.aborted) {
-      // Aborted while the winning attempt was in flight: leave nothing held.
-      await this.releaseHold(owner).catch(() => undefined);
-      throw parsed.signal.reason;
-    }
+    // Aborted while the winning attempt was in flight: leave nothing held.
+    if (parsed.signal?.aborted) return this.#undoAborted(owner, parsed.signal.reason);
     return { hold, owner, token };
   }
 
+  async #undoAborted(owner: string, reason: unknown): Promise<never> {
+    await this.releaseHold(owner).catch(() => undefined);
+    throw reason;
+  }
+
   /** Releases one hold of `owner`. Renewal stops whenever the lock is freed or the release fails. */
-  protected async releaseHold(owner: string): Promise<void> {
+  protected releaseHold(owner: string): Promise<void> {
+    // A promise chain, not an async function: one frame less to resume on every unlock().
+    return this.backend.release(owner).then(
+      (left) => {
+        if (left < 0) {
+          this.#forget(owner);
+          throw new LockNotHeldError(`Cannot unlock "${this.name}": it is not held by owner ${owner}`);
+        }
+        this.ctx.holds.released(this.backend.key, owner, left);
+      },
+      (error: unknown) => {
+        this.#forget(owner);
+        throw error;
+      },
+    );
+  }
+
+  #forget(owner: string): void {
     const { holds } = this.ctx;
-    let left: number;
-    try {
-      left = await this.backend.release(owner);
-    } catch (error) {
-      const hold = holds.get(this.backend.key, owner);
-      if (hold) holds.drop(hold);
-      throw error;
-    }
-    if (left < 0) {
-      const hold = holds.get(this.backend.key, owner);
-      if (hold) holds.drop(hold);
-      throw new LockNotHeldError(`Cannot unlock "${this.name}": it is not held by owner ${owner}`);
-    }
-    holds.released(this.backend.key, owner, left);
+    const hold = holds.get(this.backend.key, owner);
+    if (hold) holds.drop(hold);
   }
 
   /**

@@ -103,14 +103,16 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
         return { acquired: false, retryIn: place ? Math.min(Number(ttl), refreshEvery) : Number(ttl) };
       });
     },
+    // Uncontended first: one attempt that neither queues nor subscribes. Skipped while this client
+    // still listens for this lock's hand-overs from a recent wait (the lock is busy): the queued
+    // attempt then costs the same one round trip, and a second one is saved.
+    worthTryingFirst: () => !ctx.waiters.isSubscribed(handOverChannel),
     async wait<T>(options: AcquireLoopOptions<T>): Promise<T | undefined> {
       if (options.waitTime === 0) return acquireLoop(options);
       options.signal?.throwIfAborted();
       const deadline = options.waitTime === undefined ? undefined : Date.now() + options.waitTime;
-      // Uncontended first: one attempt that neither queues nor subscribes. Skipped while this client
-      // still listens for this lock's hand-overs from a recent wait (the lock is busy): the queued
-      // attempt then costs the same one round trip, and a second one is saved.
-      if (!ctx.waiters.isSubscribed(handOverChannel)) {
+      // A caller that did not make that first attempt itself (see worthTryingFirst).
+      if (!options.first && !ctx.waiters.isSubscribed(handOverChannel)) {
         const first = await options.attempt(deadline);
         if (first.acquired) return first.value;
       }

@@ -114,7 +114,7 @@ function spinWait(ctx: ClientContext, backoff: Readonly<Required<SpinBackoff>>) 
     signal?.throwIfAborted();
     const started = Date.now();
     const deadline = waitTime === undefined ? undefined : started + waitTime;
-    let result = await attempt(waitTime === 0 ? undefined : deadline);
+    let result = options.first ?? (await attempt(waitTime === 0 ? undefined : deadline));
     if (result.acquired) return result.value;
     listening('wait')?.publish({ name, phase: 'start', spin: true });
     for (let retry = 0; ; retry++) {

@@ -16,34 +16,34 @@ export interface CorkableStream {
  */
 const MAX_CORKED = 16;
 
-/** What one tick has written to one socket. */
-interface Tick {
-  readonly stream: CorkableStream;
-  /** Writes corked since the last flush; 0: not corked. */
-  corked: number;
-}
-
 export class WriteCoalescer {
-  #tick: Tick | undefined;
-  /** The tick just started by the write in progress: its end is scheduled after that write. */
-  #started: Tick | undefined;
+  // One tick's state in fields, not an object per tick: a lock()/unlock() loop starts a tick on
+  // every round trip.
+  /** The socket written to in this tick; undefined between ticks. */
+  #stream: CorkableStream | undefined;
+  /** Writes corked since the last flush; 0: not corked. */
+  #corked = 0;
+  /** The write in progress started the tick: its end is scheduled after that write. */
+  #starting = false;
 
   /** Called just before a command is written to `stream` (undefined: a socket not to cork). */
   beforeWrite(stream: CorkableStream | undefined): void {
     if (!stream?.writable) return;
-    const tick = this.#tick;
-    if (tick?.stream !== stream) {
-      this.#tick = this.#started = { stream, corked: 0 };
+    if (this.#stream !== stream) {
+      // A new socket mid-tick (reconnected): what the old one holds corked leaves now.
+      this.#flush();
+      this.#stream = stream;
+      this.#starting = true;
       return;
     }
-    if (tick.corked === 0) {
+    if (this.#corked === 0) {
       stream.cork();
-    } else if (tick.corked === MAX_CORKED) {
+    } else if (this.#corked === MAX_CORKED) {
       stream.uncork();
       stream.cork();
-      tick.corked = 0;
+      this.#corked = 0;
     }
-    tick.corked++;
+    this.#corked++;
   }
 
   /**
@@ -51,12 +51,19 @@ export class WriteCoalescer {
    * this work does not stand between the caller and its socket write.
    */
   afterWrite(): void {
-    const started = this.#started;
-    if (!started) return;
-    this.#started = undefined;
-    process.nextTick(() => {
-      if (this.#tick === started) this.#tick = undefined;
-      if (started.corked > 0) started.stream.uncork();
-    });
+    if (!this.#starting) return;
+    this.#starting = false;
+    process.nextTick(this.#endTick);
+  }
+
+  /** Made once, not a closure per tick. */
+  readonly #endTick = (): void => {
+    this.#flush();
+    this.#stream = undefined;
+  };
+
+  #flush(): void {
+    if (this.#corked > 0) this.#stream?.uncork();
+    this.#corked = 0;
   }
 }
