@@ -1,9 +1,10 @@
 /**
  * Probe, not part of `npm run bench`: what one acquire + release costs Redis itself (INFO
  * commandstats: the time Redis spent running the commands), sent one at a time as in scenario 1.
- * Compares latchkey's two lock scripts; the same release without its LPOP (what a "waiters
- * queued" mark in the lock hash would save when nobody is queued); scenario 1's floor scripts;
- * and redis-semaphore's pair (a plain SET NX PX, and its compare-and-delete script).
+ * Compares latchkey's two lock scripts; the same release without its LPOP (the most a "waiters
+ * queued" mark in the lock hash could save when nobody is queued) and with such a mark read
+ * instead (what it would really cost); scenario 1's floor scripts; and redis-semaphore's pair (a
+ * plain SET NX PX, and its compare-and-delete script).
  *
  *   node --import tsx bench/probes/script-cost.ts [--pairs 2000] [--repeat 15]
  *
@@ -25,6 +26,18 @@ const RELEASE_WITHOUT_LPOP = `local holds = tonumber(redis.call('hget', KEYS[1],
 if not holds then return -1 end
 if ARGV[3] ~= 'all' and holds > 1 then return redis.call('hincrby', KEYS[1], ARGV[1], -1) end
 redis.call('del', KEYS[1])
+return 0`;
+
+/**
+ * The release a "queued" mark in the lock hash would allow (tried, not shipped): it reads the mark
+ * with the hold count and skips the LPOP when nobody queued. (Unmarked here, as with nobody queued.)
+ */
+const RELEASE_READING_A_MARK = `local held = redis.call('hmget', KEYS[1], ARGV[1], 'queued')
+local holds = tonumber(held[1])
+if not holds then return -1 end
+if ARGV[3] ~= 'all' and holds > 1 then return redis.call('hincrby', KEYS[1], ARGV[1], -1) end
+redis.call('del', KEYS[1])
+if held[2] then redis.call('lpop', KEYS[2]) end
 return 0`;
 
 const keys = ['probe:{x}:lock', 'probe:{x}:lock-queue', 'probe:{x}:lock-waiters'];
@@ -53,6 +66,7 @@ const releaseArgs = [owner, 'probe:released'];
 const variants: Record<string, readonly [take: Send, give: Send]> = {
   'latchkey lock scripts': [acquire, script(lockRelease.source, keys, releaseArgs)],
   'release without LPOP': [acquire, script(RELEASE_WITHOUT_LPOP, keys, releaseArgs)],
+  'release reading a mark': [acquire, script(RELEASE_READING_A_MARK, keys, releaseArgs)],
   'floor scripts': [
     script(SET_IF_ABSENT, ['probe:floor'], [owner, 30_000]),
     script(DELETE_IF_OWNER, ['probe:floor'], [owner]),
