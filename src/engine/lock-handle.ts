@@ -3,54 +3,11 @@ import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
 import type { Lock, LockLease } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
 import { currentScopeOwner, randomId, runAsOwner } from '../owner.js';
-import type { LuaScript } from '../redis/connection.js';
 import { checkFunction, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
-import { acquireLoop, type AcquireLoopOptions, type Attempt, type QueuedWait } from './acquire-loop.js';
+import { acquireLoop, type Attempt, type QueuedWait } from './acquire-loop.js';
 import type { Hold } from './holds.js';
+import type { LockBackend, LockStatus } from './lock-backend.js';
 import { Lease } from '../lease.js';
-
-/** A lock's state as one read returns it. */
-export interface LockStatus {
-  readonly locked: boolean;
-  readonly holds: number;
-  /** ms; -2: no such lock, -1: no expiry. */
-  readonly ttl: number;
-}
-
-/**
- * What one kind of lock does in Redis: its scripts and keys. The handle adds everything else
- * (owners, waiting, watchdog, leases, validation), so each kind only writes what differs.
- * An acquired attempt's value is the fencing token, or null for locks without one.
- */
-export interface LockBackend {
-  readonly name: string;
-  /** The key a hold is recorded, renewed and reported under. */
-  readonly key: string;
-  /** Where releases are announced. */
-  readonly channel: string;
-  /** Batch renewal script (see RenewalTarget). */
-  readonly renewScript: LuaScript;
-  /** One attempt; `place` is given inside a wait that queues (see QueuedWait). */
-  attempt(
-    owner: string,
-    leaseMs: number,
-    deadline: number | undefined,
-    place?: QueuedWait,
-  ): Promise<Attempt<bigint | null>>;
-  /** Releases one hold: -1 when `owner` holds none, else the holds left. */
-  release(owner: string): Promise<number>;
-  /** Drops every hold of `owner`, undoing an attempt whose reply was lost. */
-  releaseAll(owner: string): Promise<void>;
-  forceUnlock(): Promise<boolean>;
-  status(owner: string): Promise<LockStatus>;
-  /**
-   * False when the uncontended first attempt (one that neither queues nor subscribes) would likely
-   * fail, so the wait goes first instead; left out: always worth it.
-   */
-  readonly worthTryingFirst?: () => boolean;
-  /** Replaces the pub/sub wait (SpinLock polls with backoff instead). */
-  readonly wait?: <T>(options: AcquireLoopOptions<T>) => Promise<T | undefined>;
-}
 
 interface Acquired {
   readonly hold: Hold;

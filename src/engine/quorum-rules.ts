@@ -1,5 +1,5 @@
 import type { LateMembers } from './late-members.js';
-import type { LockStatus } from './lock-handle.js';
+import type { LockStatus } from './lock-backend.js';
 import type { TryLockOptions } from '../options.js';
 import { checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
 import { LockHandle } from './lock-handle.js';

@@ -3,7 +3,7 @@ import type { LockLostError, MemberFailure } from '../errors.js';
 import { failureReason, releaseMembers } from './quorum-release.js';
 export { describeFailures, forceUnlockMembers, releaseMembers, setLease } from './quorum-release.js';
 import { acquireLoop, type Attempt, type QueuedWait } from './acquire-loop.js';
-import type { LockBackend } from './lock-handle.js';
+import type { LockBackend } from './lock-backend.js';
 
 /**
  * The member side of MultiLock / RedLock: one attempt over every member in parallel (giving

@@ -1,5 +1,5 @@
 import type { ClientContext } from '../context.js';
-import type { LockBackend } from '../engine/lock-handle.js';
+import type { LockBackend } from '../engine/lock-backend.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import { LockNotHeldError } from '../errors.js';
 import { primitiveKeys } from '../keys.js';

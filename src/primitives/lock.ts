@@ -1,7 +1,7 @@
 import type { ClientContext } from '../context.js';
 import { acquireLoop, type AcquireLoopOptions, type Attempt, type QueuedWait } from '../engine/acquire-loop.js';
 import { FixedDelayQueue } from '../engine/fixed-delay-queue.js';
-import type { LockBackend, LockStatus } from '../engine/lock-handle.js';
+import type { LockBackend, LockStatus } from '../engine/lock-backend.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import { LockLostError } from '../errors.js';
 import { primitiveKeys } from '../keys.js';

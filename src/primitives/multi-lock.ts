@@ -11,7 +11,7 @@ import {
 import * as rules from '../engine/quorum-rules.js';
 import { LateMembers } from '../engine/late-members.js';
 import { Hold } from '../engine/holds.js';
-import type { LockStatus } from '../engine/lock-handle.js';
+import type { LockStatus } from '../engine/lock-backend.js';
 import { LockAcquireTimeoutError, LockNotHeldError, MemberReleaseError } from '../errors.js';
 import { Lease } from '../lease.js';
 import type { Lock, LockLease } from '../lock.js';

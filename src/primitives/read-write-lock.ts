@@ -1,5 +1,6 @@
 import type { ClientContext } from '../context.js';
-import { LockHandle, type LockBackend } from '../engine/lock-handle.js';
+import type { LockBackend } from '../engine/lock-backend.js';
+import { LockHandle } from '../engine/lock-handle.js';
 import { primitiveKeys } from '../keys.js';
 import type { Lock } from '../lock.js';
 import type { TryLockOptions } from '../options.js';
