@@ -71,6 +71,11 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
     await run(lockLeave, queueKeys, args, Date.now() + LEAVE_TIMEOUT_MS).catch(() => undefined);
   };
 
+  // Uncontended first: one attempt that neither queues nor subscribes. Skipped while this client
+  // still listens for this lock's hand-overs from a recent wait (the lock is busy): the queued
+  // attempt then costs the same one round trip, and a second one is saved.
+  const worthTryingFirst = (): boolean => !ctx.waiters.isSubscribed(handOverChannel);
+
   const cancelClaim = (owner: string): void => pendingClaims.delete(owner);
 
   const claimLater = (owner: string, leaseMs: number): void => {
@@ -103,16 +108,13 @@ export function reentrantBackend(ctx: ClientContext, name: string): LockBackend 
         return { acquired: false, retryIn: place ? Math.min(Number(ttl), refreshEvery) : Number(ttl) };
       });
     },
-    // Uncontended first: one attempt that neither queues nor subscribes. Skipped while this client
-    // still listens for this lock's hand-overs from a recent wait (the lock is busy): the queued
-    // attempt then costs the same one round trip, and a second one is saved.
-    worthTryingFirst: () => !ctx.waiters.isSubscribed(handOverChannel),
+    worthTryingFirst,
     async wait<T>(options: AcquireLoopOptions<T>): Promise<T | undefined> {
       if (options.waitTime === 0) return acquireLoop(options);
       options.signal?.throwIfAborted();
       const deadline = options.waitTime === undefined ? undefined : Date.now() + options.waitTime;
       // A caller that did not make that first attempt itself (see worthTryingFirst).
-      if (!options.first && !ctx.waiters.isSubscribed(handOverChannel)) {
+      if (!options.first && worthTryingFirst()) {
         const first = await options.attempt(deadline);
         if (first.acquired) return first.value;
       }
