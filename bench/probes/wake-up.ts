@@ -3,6 +3,7 @@
  * latchkey's two lock scripts in a bare ioredis loop, three ways, interleaved like scenario 1:
  * as they are; spending `--spin` µs of CPU while each command is in flight (the process is still
  * awake when the reply comes); and spending it after each reply (on the path to the next write).
+ * Beside them, two PINGs per "pair": the round trips alone.
  *
  *   node --import tsx bench/probes/wake-up.ts [--spin 20] [--rounds 100]
  */
@@ -49,8 +50,19 @@ try {
       }
       return pairs;
     };
+  // Two PINGs: the round trips alone, with no script for Redis to run.
+  const pings = async (until: () => boolean): Promise<number> => {
+    let pairs = 0;
+    while (!until()) {
+      await redis.ping();
+      await redis.ping();
+      pairs++;
+    }
+    return pairs;
+  };
   const contestants: Contestant[] = [
     { name: 'bare', loop: loop(0, 0) },
+    { name: 'two PINGs', loop: pings },
     { name: `${values.spin} µs in flight`, loop: loop(spinMs, 0) },
     { name: `${values.spin} µs after reply`, loop: loop(0, spinMs) },
   ];
