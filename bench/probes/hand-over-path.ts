@@ -11,7 +11,7 @@
  *
  *   node --import tsx bench/probes/hand-over-path.ts [--workers 8] [--seconds 6] [--ring]
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -140,10 +140,11 @@ async function coordinate(workers: number, seconds: number): Promise<void> {
     [lockAcquire.sha, 'lock/acquire script'],
     [lockRelease.sha, 'lock/release script'],
   ]);
+  const children: ChildProcess[] = [];
   try {
     await redis.config('SET', 'slowlog-log-slower-than', '0');
     await redis.config('SET', 'slowlog-max-len', '100000');
-    const children = Array.from({ length: workers }, (_, seat) =>
+    const forked = Array.from({ length: workers }, (_, seat) =>
       fork(
         fileURLToPath(import.meta.url),
         ['--child', String(server.port), '--seat', String(seat), '--workers', String(workers)].concat(
@@ -152,6 +153,7 @@ async function coordinate(workers: number, seconds: number): Promise<void> {
         { execArgv: ['--import', 'tsx'] },
       ),
     );
+    children.push(...forked);
     const ready = children.map((child) => new Promise((resolve) => child.once('message', resolve)));
     const results = children.map(
       (child) =>
@@ -161,7 +163,8 @@ async function coordinate(workers: number, seconds: number): Promise<void> {
           child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`worker exited with ${code}`))));
         }),
     );
-    await Promise.all(ready);
+    // A worker that fails before it is ready ends the run instead of leaving the others waiting.
+    await Promise.race([Promise.all(ready), Promise.all(results)]);
     await redis.slowlog('RESET');
     const end = Date.now() + seconds * 1000;
     for (const child of children) child.send({ end });
@@ -174,7 +177,10 @@ async function coordinate(workers: number, seconds: number): Promise<void> {
       for (const [, , micros, [command = '', sha = '']] of entries) {
         const sent = command.toLowerCase();
         const name = sent === 'evalsha' ? scriptNames.get(sha) : sent === 'publish' ? 'PUBLISH' : undefined;
-        if (name) spent.set(name, [...(spent.get(name) ?? []), micros]);
+        if (!name) continue;
+        const own = spent.get(name) ?? [];
+        own.push(micros);
+        spent.set(name, own);
       }
     }
     const times = await Promise.all(results);
@@ -191,6 +197,7 @@ async function coordinate(workers: number, seconds: number): Promise<void> {
     console.log('µs Redis spent per call (SLOWLOG), p50:');
     for (const [name, micros] of spent) console.log(`  ${name.padEnd(20)} ${median(micros)} (${micros.length} calls)`);
   } finally {
+    for (const child of children) if (child.exitCode === null) child.kill();
     await redis.quit();
     await server.stop();
   }
