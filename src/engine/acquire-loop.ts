@@ -9,6 +9,15 @@ export type Attempt<T> =
   | { readonly acquired: false; readonly retryIn: number };
 
 /**
+ * An attempt failed in flight: past the caller's own deadline that is the timeout they asked for
+ * (not acquired, a slow answer rather than an outage); before it, the failure is thrown.
+ */
+export function failedAttempt(deadline: number | undefined, error: unknown): Attempt<never> {
+  if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
+  throw error;
+}
+
+/**
  * A wait that holds a place in a queue kept in Redis (the lock's). It is subscribed before its
  * first attempt, so that a hand-over to it never goes out before anyone listens; a message
  * addressed to its token (`=<token>`: a release handed the lock to it) wakes it; and every attempt

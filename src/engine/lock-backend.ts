@@ -1,3 +1,5 @@
+import type { ClientContext } from '../context.js';
+import type { ResolvedOptions } from '../options.js';
 import type { LuaScript } from '../redis/connection.js';
 import type { AcquireLoopOptions, Attempt, QueuedWait } from './acquire-loop.js';
 
@@ -42,4 +44,21 @@ export interface LockBackend {
   readonly worthTryingFirst?: () => boolean;
   /** Replaces the pub/sub wait (SpinLock polls with backoff instead). */
   readonly wait?: <T>(options: AcquireLoopOptions<T>) => Promise<T | undefined>;
+}
+
+/** The lease of a lock the watchdog keeps: watchdogTimeout, but no longer than maxLeaseTime. */
+export function watchdogLease(options: ResolvedOptions): number {
+  const { watchdogTimeout, maxLeaseTime } = options;
+  return maxLeaseTime === undefined ? watchdogTimeout : Math.min(watchdogTimeout, maxLeaseTime);
+}
+
+/**
+ * An attempt that failed in flight may still have taken the lock. When `owner` held nothing there
+ * before, drop whatever it may hold now (sent on the same connection after the lost call, so Redis
+ * runs it after that call even if the server was frozen); a re-entrant attempt cannot be undone
+ * that way and is left to expire with its lease.
+ */
+export function releaseUncertain(ctx: ClientContext, backend: LockBackend, owner: string): void {
+  if (ctx.holds.get(backend.key, owner)) return;
+  backend.releaseAll(owner).catch(() => undefined);
 }

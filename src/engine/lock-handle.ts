@@ -4,9 +4,9 @@ import type { Lock, LockLease } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
 import { currentScopeOwner, randomId, runAsOwner } from '../owner.js';
 import { checkFunction, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
-import { acquireLoop, type Attempt, type QueuedWait } from './acquire-loop.js';
+import { acquireLoop, failedAttempt, type Attempt, type QueuedWait } from './acquire-loop.js';
 import type { Hold } from './holds.js';
-import type { LockBackend, LockStatus } from './lock-backend.js';
+import { releaseUncertain, watchdogLease, type LockBackend, type LockStatus } from './lock-backend.js';
 import { Lease } from '../lease.js';
 
 interface Acquired {
@@ -137,7 +137,7 @@ export class LockHandle implements Lock {
     const { waitTime, signal } = parsed;
     signal?.throwIfAborted();
     const owner = this.currentOwner();
-    const leaseMs = parsed.leaseTime ?? this.#defaultLeaseMs();
+    const leaseMs = parsed.leaseTime ?? watchdogLease(this.ctx.options);
     const started = Date.now();
     const deadline = waitTime === undefined ? undefined : started + waitTime;
     // The uncontended case: one attempt that neither queues nor subscribes, with nothing set up for
@@ -178,20 +178,10 @@ export class LockHandle implements Lock {
     return this.#held(owner, parsed, acquiredAt, token);
   }
 
-  #defaultLeaseMs(): number {
-    const { watchdogTimeout, maxLeaseTime } = this.ctx.options;
-    return maxLeaseTime === undefined ? watchdogTimeout : Math.min(watchdogTimeout, maxLeaseTime);
-  }
-
-  /**
-   * An attempt failed in flight: undo what it may have taken; a failure past the caller's own
-   * deadline is that timeout (not acquired), anything else is thrown.
-   */
-  #attemptFailed(owner: string, deadline: number | undefined, error: unknown): Attempt<bigint | null> {
-    this.#undoUncertainAttempt(owner);
-    // Cut by the caller's own waitTime: that is the timeout they asked for, not an outage.
-    if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
-    throw error;
+  /** An attempt failed in flight: undo what it may have taken, then see failedAttempt. */
+  #attemptFailed(owner: string, deadline: number | undefined, error: unknown): Attempt<never> {
+    releaseUncertain(this.ctx, this.backend, owner);
+    return failedAttempt(deadline, error);
   }
 
   /** Records the hold Redis confirmed at `acquiredAt` (a promise only when the caller aborted meanwhile). */
@@ -233,16 +223,6 @@ export class LockHandle implements Lock {
     const { holds } = this.ctx;
     const hold = holds.get(this.backend.key, owner);
     if (hold) holds.drop(hold);
-  }
-
-  /**
-   * An attempt that failed in flight may still have taken the lock. When this owner held nothing
-   * before, drop whatever it may hold now; a re-entrant attempt cannot be undone that way and is
-   * left to expire with its lease.
-   */
-  #undoUncertainAttempt(owner: string): void {
-    if (this.ctx.holds.get(this.backend.key, owner)) return;
-    this.backend.releaseAll(owner).catch(() => undefined);
   }
 
   async #status(): Promise<LockStatus> {

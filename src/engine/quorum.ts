@@ -2,8 +2,8 @@ import type { ClientContext } from '../context.js';
 import type { LockLostError, MemberFailure } from '../errors.js';
 import { failureReason, releaseMembers } from './quorum-release.js';
 export { describeFailures, forceUnlockMembers, releaseMembers, setLease } from './quorum-release.js';
-import { acquireLoop, type Attempt, type QueuedWait } from './acquire-loop.js';
-import type { LockBackend } from './lock-backend.js';
+import { acquireLoop, failedAttempt, type Attempt, type QueuedWait } from './acquire-loop.js';
+import { releaseUncertain, watchdogLease, type LockBackend } from './lock-backend.js';
 
 /**
  * The member side of MultiLock / RedLock: one attempt over every member in parallel (giving
@@ -91,21 +91,6 @@ export function memberOwner(member: Member, ownerId: string): string {
   return `${member.ctx.clientId}:${ownerId}`;
 }
 
-/** The lease a member client gives a lock kept by its watchdog. */
-function watchdogLease(ctx: ClientContext): number {
-  return Math.min(ctx.options.watchdogTimeout, ctx.options.maxLeaseTime ?? Infinity);
-}
-
-/**
- * A member whose reply was lost may hold the lock: drop this owner's holds there. Sent on the
- * same connection after the lost call, so Redis runs it after that call even if the server was
- * frozen. A member this owner already held (re-entrant) is left to its lease instead.
- */
-function releaseUnknown(member: Member, owner: string): void {
-  if (member.ctx.holds.get(member.backend.key, owner)) return;
-  member.backend.releaseAll(owner).catch(() => undefined);
-}
-
 type Outcome = { readonly taken: TakenMember } | { readonly failure: IndexedMemberFailure };
 
 async function takeMember(
@@ -116,7 +101,7 @@ async function takeMember(
 ): Promise<Outcome> {
   const { ctx, backend } = member;
   const owner = memberOwner(member, plan.ownerId);
-  const leaseMs = plan.memberLease ?? watchdogLease(ctx);
+  const leaseMs = plan.memberLease ?? watchdogLease(ctx.options);
   let acquiredAt = 0;
   let uncertain = false;
   const attempt = async (deadline: number | undefined, place?: QueuedWait): Promise<Attempt<bigint | null>> => {
@@ -127,9 +112,8 @@ async function takeMember(
       return result;
     } catch (error) {
       uncertain = true;
-      // Cut by this member's own wait budget: a slow answer, not an outage (as for a single lock).
-      if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
-      throw error;
+      // Cut by this member's own wait budget, as for a single lock.
+      return failedAttempt(deadline, error);
     }
   };
   // One try (the first round of every attempt) goes straight to acquireLoop's single attempt,
@@ -145,7 +129,7 @@ async function takeMember(
       name: backend.name,
     });
     if (value === undefined) {
-      if (uncertain) releaseUnknown(member, owner);
+      if (uncertain) releaseUncertain(ctx, backend, owner);
       return { failure: { index, name: backend.name, reason: 'busy' } };
     }
     if (plan.memberLease !== undefined)
@@ -158,7 +142,7 @@ async function takeMember(
     const stopRenewal = (): void => ctx.watchdog.remove(renewal);
     return { taken: { index, member, owner, lost, stopRenewal } };
   } catch (error) {
-    if (uncertain) releaseUnknown(member, owner);
+    if (uncertain) releaseUncertain(ctx, backend, owner);
     // The caller aborted while this member was busy.
     if (signal?.aborted) return { failure: { index, name: backend.name, reason: 'busy', error: signal.reason } };
     return { failure: { index, name: backend.name, reason: failureReason(error), error } };
