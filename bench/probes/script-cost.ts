@@ -4,21 +4,35 @@
  * Compares latchkey's two lock scripts; the same release without its LPOP (the most a "waiters
  * queued" mark in the lock hash could save when nobody is queued) and with such a mark read
  * instead (what it would really cost); scenario 1's floor scripts; and redis-semaphore's pair (a
- * plain SET NX PX, and its compare-and-delete script).
+ * plain SET NX PX, and its compare-and-delete script); two PINGs stand for the round trips alone.
  *
  *   node --import tsx bench/probes/script-cost.ts [--pairs 2000] [--repeat 15]
  *
  * The variants take turns, `repeat` times, and each one's median turn is printed.
+ *
+ * `--instructions` counts, instead of timing, the instructions redis-server runs per pair: each
+ * variant gets its own server under `valgrind --tool=callgrind`, counted over `pairs` pairs after a
+ * warm-up. Unlike a time on this shared VM, the count barely moves between runs (valgrind must be
+ * installed; about 20 seconds).
  */
-import { parseArgs } from 'node:util';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { startRedisServer } from '../../src/cli/redis-server.js';
+import { findRedisServer, freePort, startRedisServer } from '../../src/cli/redis-server.js';
 import { lockAcquire, lockRelease } from '../../src/scripts/index.js';
 import { DELETE_IF_OWNER, SET_IF_ABSENT } from '../scenarios/single.js';
 import { median } from '../stats.js';
 
+const run = promisify(execFile);
 const { values } = parseArgs({
-  options: { pairs: { type: 'string', default: '2000' }, repeat: { type: 'string', default: '15' } },
+  options: {
+    pairs: { type: 'string', default: '2000' },
+    repeat: { type: 'string', default: '15' },
+    instructions: { type: 'boolean', default: false },
+  },
 });
 const pairs = Number(values.pairs);
 
@@ -63,7 +77,9 @@ const script = (source: string, scriptKeys: readonly string[], args: readonly (s
 
 const acquire = script(lockAcquire.source, keys, [owner, 30_000]);
 const releaseArgs = [owner, 'probe:released'];
+const ping: Send = { command: 'ping', prepare: (redis) => Promise.resolve(() => redis.ping()) };
 const variants: Record<string, readonly [take: Send, give: Send]> = {
+  'two PINGs': [ping, ping],
   'latchkey lock scripts': [acquire, script(lockRelease.source, keys, releaseArgs)],
   'release without LPOP': [acquire, script(RELEASE_WITHOUT_LPOP, keys, releaseArgs)],
   'release reading a mark': [acquire, script(RELEASE_READING_A_MARK, keys, releaseArgs)],
@@ -86,26 +102,83 @@ function commandTime(info: string, sent: ReadonlySet<string>): number {
   return usec;
 }
 
-const server = await startRedisServer();
-const redis = new Redis({ port: server.port });
-const costs = new Map(Object.keys(variants).map((name) => [name, [] as number[]]));
-try {
-  for (let repeat = 0; repeat < Number(values.repeat); repeat++) {
-    for (const [name, pair] of Object.entries(variants)) {
-      const take = await pair[0].prepare(redis);
-      const give = await pair[1].prepare(redis);
-      await redis.config('RESETSTAT');
-      for (let i = 0; i < pairs; i++) {
-        await take();
-        await give();
-      }
-      costs
-        .get(name)!
-        .push(commandTime(await redis.info('commandstats'), new Set(pair.map((send) => send.command))) / pairs);
-    }
-  }
-  for (const [name, turns] of costs) console.log(`${name.padEnd(22)} ${median(turns).toFixed(2)} µs of Redis per pair`);
-} finally {
-  await redis.quit();
-  await server.stop();
+type Ready = readonly [take: () => Promise<unknown>, give: () => Promise<unknown>];
+
+async function ready(redis: Redis, pair: readonly [Send, Send]): Promise<Ready> {
+  return [await pair[0].prepare(redis), await pair[1].prepare(redis)];
 }
+
+/** Sends `count` pairs one command at a time, as scenario 1 does. */
+async function runPairs([take, give]: Ready, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await take();
+    await give();
+  }
+}
+
+/** Instructions redis-server runs per pair of `pair`, on a server of its own under callgrind. */
+async function instructionsPerPair(pair: readonly [Send, Send]): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-callgrind-'));
+  const out = join(dir, 'callgrind.out');
+  const port = await freePort();
+  const serverArgs = [findRedisServer(), '--port', String(port), '--bind', '127.0.0.1'];
+  serverArgs.push('--save', '', '--appendonly', 'no', '--dir', dir);
+  const server = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, ...serverArgs], {
+    stdio: 'ignore',
+  });
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  // Retries until valgrind has the server listening.
+  const redis = new Redis({ port, retryStrategy: () => 100 });
+  redis.on('error', () => undefined);
+  const control = (flag: string): Promise<unknown> => run('callgrind_control', [flag, String(server.pid)]);
+  try {
+    const sends = await ready(redis, pair);
+    await runPairs(sends, 200);
+    await control('--zero');
+    await runPairs(sends, pairs);
+    await control('--dump');
+    // The dump goes to "<out>.1"; its summary counts every instruction since --zero.
+    const summary = /^summary: (\d+)$/m.exec(readFileSync(`${out}.1`, 'utf8'));
+    if (!summary) throw new Error(`no summary in callgrind's dump ${out}.1`);
+    return Number(summary[1]) / pairs;
+  } finally {
+    redis.disconnect();
+    server.kill('SIGKILL');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function countInstructions(): Promise<void> {
+  await run('valgrind', ['--version']).catch((error: Error) => {
+    throw new Error(`--instructions needs valgrind (Debian package valgrind): ${error.message}`);
+  });
+  for (const [name, pair] of Object.entries(variants)) {
+    const count = Math.round(await instructionsPerPair(pair)).toLocaleString('en-US');
+    console.log(`${name.padEnd(22)} ${count.padStart(7)} instructions of Redis per pair`);
+  }
+}
+
+async function timeCommands(): Promise<void> {
+  const server = await startRedisServer();
+  const redis = new Redis({ port: server.port });
+  const costs = new Map(Object.keys(variants).map((name) => [name, [] as number[]]));
+  try {
+    for (let repeat = 0; repeat < Number(values.repeat); repeat++) {
+      for (const [name, pair] of Object.entries(variants)) {
+        const sends = await ready(redis, pair);
+        await redis.config('RESETSTAT');
+        await runPairs(sends, pairs);
+        const sent = new Set(pair.map((send) => send.command));
+        costs.get(name)!.push(commandTime(await redis.info('commandstats'), sent) / pairs);
+      }
+    }
+    for (const [name, turns] of costs)
+      console.log(`${name.padEnd(22)} ${median(turns).toFixed(2)} µs of Redis per pair`);
+  } finally {
+    await redis.quit();
+    await server.stop();
+  }
+}
+
+await (values.instructions ? countInstructions() : timeCommands());
