@@ -131,7 +131,11 @@ async function instructionsPerPair(pair: readonly [Send, Send]): Promise<number>
   const redis = new Redis({ port, retryStrategy: () => 100 });
   redis.on('error', () => undefined);
   const control = (flag: string): Promise<unknown> => run('callgrind_control', [flag, String(server.pid)]);
+  const died = exited.then(() => {
+    throw new Error(`redis-server under valgrind exited before it served on port ${port}`);
+  });
   try {
+    await Promise.race([redis.ping(), died]);
     const sends = await ready(redis, pair);
     await runPairs(sends, 200);
     await control('--zero');
