@@ -23,7 +23,7 @@ import { parseArgs, promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { findRedisServer, freePort, startRedisServer } from '../../src/cli/redis-server.js';
 import { lockAcquire, lockRelease } from '../../src/scripts/index.js';
-import { DELETE_IF_OWNER, SET_IF_ABSENT } from '../scenarios/single.js';
+import { DELETE_IF_OWNER, pairsUntil, SET_IF_ABSENT } from '../scenarios/single.js';
 import { median } from '../stats.js';
 
 const run = promisify(execFile);
@@ -110,10 +110,8 @@ async function ready(redis: Redis, pair: readonly [Send, Send]): Promise<Ready> 
 
 /** Sends `count` pairs one command at a time, as scenario 1 does. */
 async function runPairs([take, give]: Ready, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) {
-    await take();
-    await give();
-  }
+  let left = count;
+  await pairsUntil(take, give, () => left-- === 0);
 }
 
 /** Instructions redis-server runs per pair of `pair`, on a server of its own under callgrind. */

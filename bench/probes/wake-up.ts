@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../../src/cli/redis-server.js';
 import { lockAcquire, lockRelease } from '../../src/scripts/index.js';
-import { interleaved, type Contestant } from '../scenarios/single.js';
+import { interleaved, pairsUntil, type Contestant } from '../scenarios/single.js';
 import { median, medianInterval, roundRatios } from '../stats.js';
 
 const { values } = parseArgs({
@@ -51,15 +51,12 @@ try {
       return pairs;
     };
   // Two PINGs: the round trips alone, with no script for Redis to run.
-  const pings = async (until: () => boolean): Promise<number> => {
-    let pairs = 0;
-    while (!until()) {
-      await redis.ping();
-      await redis.ping();
-      pairs++;
-    }
-    return pairs;
-  };
+  const pings = (until: () => boolean): Promise<number> =>
+    pairsUntil(
+      () => redis.ping(),
+      () => redis.ping(),
+      until,
+    );
   const contestants: Contestant[] = [
     { name: 'bare', loop: loop(0, 0) },
     { name: 'two PINGs', loop: pings },

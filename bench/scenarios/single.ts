@@ -20,6 +20,21 @@ export const SET_IF_ABSENT = "return redis.call('set', KEYS[1], ARGV[1], 'PX', A
 export const DELETE_IF_OWNER =
   "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 
+/** Sends `take`, then `give`, one command at a time until `until()`: the pairs it completed. */
+export async function pairsUntil(
+  take: () => Promise<unknown>,
+  give: () => Promise<unknown>,
+  until: () => boolean,
+): Promise<number> {
+  let pairs = 0;
+  while (!until()) {
+    await take();
+    await give();
+    pairs++;
+  }
+  return pairs;
+}
+
 /** The floor's two scripts, loaded: take a key if absent, give it back if still the owner's. */
 export async function floorScripts(redis: Redis): Promise<{ take: string; give: string }> {
   const take = (await redis.script('LOAD', SET_IF_ABSENT)) as string;
@@ -34,13 +49,11 @@ export async function floorLoop(
   name: string,
   until: () => boolean,
 ): Promise<number> {
-  let pairs = 0;
-  while (!until()) {
-    await redis.evalsha(scripts.take, 1, name, 'owner', 30_000);
-    await redis.evalsha(scripts.give, 1, name, 'owner');
-    pairs++;
-  }
-  return pairs;
+  return pairsUntil(
+    () => redis.evalsha(scripts.take, 1, name, 'owner', 30_000),
+    () => redis.evalsha(scripts.give, 1, name, 'owner'),
+    until,
+  );
 }
 
 /**
@@ -53,25 +66,21 @@ export async function lockScriptsLoop(redis: Redis, name: string, until: () => b
   const keys = [`${tag}:lock`, `${tag}:lock-queue`, `${tag}:lock-waiters`];
   const owner = `${randomId(16)}:${randomId(12)}`;
   const channel = `${tag}:released`;
-  let pairs = 0;
-  while (!until()) {
-    await redis.evalsha(lockAcquire.sha, keys.length, ...keys, owner, 30_000);
-    await redis.evalsha(lockRelease.sha, keys.length, ...keys, owner, channel);
-    pairs++;
-  }
-  return pairs;
+  return pairsUntil(
+    () => redis.evalsha(lockAcquire.sha, keys.length, ...keys, owner, 30_000),
+    () => redis.evalsha(lockRelease.sha, keys.length, ...keys, owner, channel),
+    until,
+  );
 }
 
 /** Acquire + release on one lock name in a loop, one at a time. */
 export async function libraryLoop(session: BenchSession, name: string, until: () => boolean): Promise<number> {
   const lock = session.lock(name);
-  let pairs = 0;
-  while (!until()) {
-    await lock.acquire();
-    await lock.release();
-    pairs++;
-  }
-  return pairs;
+  return pairsUntil(
+    () => lock.acquire(),
+    () => lock.release(),
+    until,
+  );
 }
 
 /** Runs `loop` for `ms` and returns pairs per second. */
