@@ -4,6 +4,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export type Direction = 'up' | 'down';
 
 interface Pipe {
+  /** Connections are numbered from 0 in the order they were accepted. */
+  readonly id: number;
   readonly client: Socket;
   readonly server: Socket;
   /** Set by `dropNextReply`: the next reply from Redis is swallowed and the connection cut. */
@@ -18,8 +20,12 @@ interface Pipe {
 export class TcpProxy {
   readonly #server: Server;
   readonly #pipes = new Set<Pipe>();
-  readonly #stalled = new Set<Direction>();
+  /** Directions stalled for every connection, present and future. */
+  readonly #stalledAll = new Set<Direction>();
+  /** Directions stalled for one connection (by id). */
+  readonly #stalledOne = new Map<number, Set<Direction>>();
   readonly #held = new Map<Pipe, { up: Buffer[]; down: Buffer[] }>();
+  #accepted = 0;
   readonly #delay: Record<Direction, number> = { up: 0, down: 0 };
   #dropArmed: { match: (chunk: Buffer) => boolean; done: () => void } | undefined;
 
@@ -52,16 +58,35 @@ export class TcpProxy {
     return this.#pipes.size;
   }
 
-  /** Holds every byte flowing in `direction` (nothing is lost) until `resume()`. */
-  stall(direction: Direction | 'both' = 'both'): void {
-    for (const d of directions(direction)) this.#stalled.add(d);
+  /** Ids of the connections open now, in the order they were accepted (a client's first is its command connection). */
+  get connectionIds(): number[] {
+    return [...this.#pipes].map((pipe) => pipe.id);
   }
 
-  /** Lets held bytes flow again, in order. */
-  resume(direction: Direction | 'both' = 'both'): void {
-    for (const d of directions(direction)) this.#stalled.delete(d);
+  /**
+   * Holds every byte flowing in `direction` (nothing is lost) until `resume()`: on every
+   * connection, or only on the connection with id `connection`.
+   */
+  stall(direction: Direction | 'both' = 'both', connection?: number): void {
+    let stalled = this.#stalledAll;
+    if (connection !== undefined) {
+      stalled = this.#stalledOne.get(connection) ?? new Set();
+      this.#stalledOne.set(connection, stalled);
+    }
+    for (const d of directions(direction)) stalled.add(d);
+  }
+
+  /** Lets held bytes flow again, in order (on every connection, or only on `connection`). */
+  resume(direction: Direction | 'both' = 'both', connection?: number): void {
+    if (connection === undefined) {
+      for (const d of directions(direction)) this.#stalledAll.delete(d);
+      this.#stalledOne.clear();
+    } else {
+      for (const d of directions(direction)) this.#stalledOne.get(connection)?.delete(d);
+    }
     for (const [pipe, held] of this.#held) {
       for (const d of directions(direction)) {
+        if (this.#isStalled(pipe, d)) continue;
         const chunks = held[d].splice(0);
         for (const chunk of chunks) this.#write(pipe, d, chunk);
       }
@@ -96,7 +121,7 @@ export class TcpProxy {
 
   #accept(client: Socket, target: { readonly host: string; readonly port: number }): void {
     const server = connect(target.port, target.host);
-    const pipe: Pipe = { client, server, swallowReply: false };
+    const pipe: Pipe = { id: this.#accepted++, client, server, swallowReply: false };
     this.#pipes.add(pipe);
     this.#held.set(pipe, { up: [], down: [] });
     client.setNoDelay(true);
@@ -134,8 +159,12 @@ export class TcpProxy {
   }
 
   #pass(pipe: Pipe, direction: Direction, chunk: Buffer): void {
-    if (this.#stalled.has(direction)) this.#held.get(pipe)?.[direction].push(chunk);
+    if (this.#isStalled(pipe, direction)) this.#held.get(pipe)?.[direction].push(chunk);
     else this.#write(pipe, direction, chunk);
+  }
+
+  #isStalled(pipe: Pipe, direction: Direction): boolean {
+    return this.#stalledAll.has(direction) || (this.#stalledOne.get(pipe.id)?.has(direction) ?? false);
   }
 
   #write(pipe: Pipe, direction: Direction, chunk: Buffer): void {
