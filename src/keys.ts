@@ -1,21 +1,109 @@
 /**
- * Key and channel names. Every key of one primitive carries the same `{hash tag}` (the primitive's
- * kind and name), so all its scripts run on Redis Cluster, while different names spread over slots.
+ * Every key and channel name latchkey uses, in one place. A key is `<prefix>{<name>}:<kind>` or
+ * `<prefix>{<name>}:<kind>:<part>`. The `{name}` hash tag puts every key of one name in one Redis
+ * Cluster slot, so each script (which touches several of them) runs on a Cluster; it also means
+ * the Lock, FairLock, SpinLock and FencedLock of one name share one lock hash and exclude each
+ * other. Different names spread over the slots.
  */
-export interface PrimitiveKeys {
-  /** The `{tag}` shared by all keys of this primitive. */
-  readonly tag: string;
-  /** A key of this primitive: `<prefix>{<name>}:<suffix>`. */
-  key(suffix: string): string;
-  /** The pub/sub channel its waiters listen on. */
-  readonly channel: string;
+
+/** `<prefix>{<name>}`: the part every key of one name starts with. */
+export function tagOf(prefix: string, name: string): string {
+  return `${prefix}{${name}}`;
 }
 
-export function primitiveKeys(prefix: string, name: string): PrimitiveKeys {
-  const tag = `${prefix}{${name}}`;
+/** The re-entrant lock (shared by Lock, FairLock, SpinLock, FencedLock). */
+export function lockKeys(prefix: string, name: string) {
+  const tag = tagOf(prefix, name);
   return {
-    tag,
-    key: (suffix) => `${tag}:${suffix}`,
-    channel: `${tag}:released`,
+    /** hash: owner -> hold count (and `token` -> the holder's fencing token) */
+    hash: `${tag}:lock`,
+    /** list: waiting owners, in request order */
+    queue: `${tag}:lock:queue`,
+    /** hash: waiting owner -> "<place lapses at>|<reservation>|<wait id>|<ticket>" */
+    waiters: `${tag}:lock:waiters`,
+    /** string, no TTL: the FencedLock token counter */
+    fence: `${tag}:lock:fence`,
+    /** string, short TTL: remembers `owner`'s last release, so a repeated release reports it */
+    released: (owner: string) => `${tag}:lock:released:${owner}`,
+    /** Hand-overs to the waiters of one client arrive on `<handOverPrefix>:<client id>`. */
+    handOverPrefix: `${tag}:lock:hand-over`,
   };
+}
+
+/** The read-write lock. */
+export function readWriteLockKeys(prefix: string, name: string) {
+  const tag = tagOf(prefix, name);
+  return {
+    /** hash: owner -> write holds, expiring with the write lease */
+    write: `${tag}:rw:write`,
+    /** hash: "n:<owner>" -> read holds, "t:<owner>" -> that reader's lease end (server ms) */
+    read: `${tag}:rw:read`,
+    readChannel: `${tag}:rw:read-wake`,
+    writeChannel: `${tag}:rw:write-wake`,
+  };
+}
+
+/** The counting semaphore. */
+export function semaphoreKeys(prefix: string, name: string) {
+  const tag = tagOf(prefix, name);
+  return {
+    /** string, no TTL: the available permits */
+    permits: `${tag}:semaphore:permits`,
+    /** zset: waiter id -> arrival (server µs) */
+    queue: `${tag}:semaphore:queue`,
+    /** hash: waiter id -> "<permits>:<place lapses at, server ms>" */
+    wants: `${tag}:semaphore:wants`,
+    /** zset: acquisition id -> grant time (server ms), for a short window */
+    grants: `${tag}:semaphore:grants`,
+    /** string, short TTL: remembers the outcome of one release / addPermits call */
+    op: (id: string) => `${tag}:semaphore:op:${id}`,
+    channel: `${tag}:semaphore:released`,
+  };
+}
+
+/** The semaphore whose permits have ids and leases. */
+export function permitExpirableSemaphoreKeys(prefix: string, name: string) {
+  const tag = tagOf(prefix, name);
+  return {
+    /** string, no TTL: the number of permits */
+    total: `${tag}:expirable-semaphore:total`,
+    /** zset: permit id -> lease end (server ms; "inf": no lease) */
+    leases: `${tag}:expirable-semaphore:leases`,
+    channel: `${tag}:expirable-semaphore:released`,
+  };
+}
+
+/** The count-down latch. */
+export function countDownLatchKeys(prefix: string, name: string) {
+  const tag = tagOf(prefix, name);
+  return {
+    /** string, no TTL while the count is above 0 */
+    count: `${tag}:latch:count`,
+    channel: `${tag}:latch:zero`,
+  };
+}
+
+/** The kinds of key above, as the second part of their names. */
+export type KeyKind = 'lock' | 'rw' | 'semaphore' | 'expirable-semaphore' | 'latch';
+
+/** A key name taken apart: `<prefix>{<name>}:<kind>[:<part>]`. */
+export interface ParsedKey {
+  readonly name: string;
+  readonly kind: KeyKind;
+  /** What follows the kind (`queue`, `write`, `permits`, ...); '' for the kind's main key. */
+  readonly part: string;
+}
+
+const KINDS: readonly KeyKind[] = ['lock', 'rw', 'semaphore', 'expirable-semaphore', 'latch'];
+
+/** Takes a latchkey key apart (for `latchkey inspect`); undefined when it is not one. */
+export function parseKey(prefix: string, key: string): ParsedKey | undefined {
+  if (!key.startsWith(`${prefix}{`)) return undefined;
+  const close = key.indexOf('}:', prefix.length + 1);
+  if (close === -1) return undefined;
+  const name = key.slice(prefix.length + 1, close);
+  const rest = key.slice(close + 2);
+  const kind = KINDS.find((k) => rest === k || rest.startsWith(`${k}:`));
+  if (kind === undefined) return undefined;
+  return { name, kind, part: rest.slice(kind.length + 1) };
 }

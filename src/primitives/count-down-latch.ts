@@ -1,6 +1,6 @@
 import type { ClientContext } from '../context.js';
 import { acquireLoop, type Attempt } from '../engine/acquire-loop.js';
-import { primitiveKeys } from '../keys.js';
+import { countDownLatchKeys } from '../keys.js';
 import {
   countDownLatchCountDown,
   countDownLatchDelete,
@@ -53,9 +53,9 @@ class RedisCountDownLatch implements CountDownLatch {
     private readonly ctx: ClientContext,
     readonly name: string,
   ) {
-    const keys = primitiveKeys(ctx.options.keyPrefix, name);
-    this.#key = keys.key('latch');
-    this.#channel = keys.key('latch-zero');
+    const keys = countDownLatchKeys(ctx.options.keyPrefix, name);
+    this.#key = keys.count;
+    this.#channel = keys.channel;
   }
 
   async trySetCount(count: number): Promise<boolean> {

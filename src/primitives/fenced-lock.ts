@@ -2,7 +2,7 @@ import type { ClientContext } from '../context.js';
 import type { LockBackend } from '../engine/lock-backend.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import { LockNotHeldError } from '../errors.js';
-import { primitiveKeys } from '../keys.js';
+import { lockKeys } from '../keys.js';
 import type { Lock } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
 import { fencedLockIssue, fencedLockToken } from '../scripts/index.js';
@@ -31,7 +31,7 @@ export interface FencedLock extends Lock {
  */
 function fencedBackend(ctx: ClientContext, name: string): LockBackend {
   const base = reentrantBackend(ctx, name);
-  const counter = primitiveKeys(ctx.options.keyPrefix, name).key('fence');
+  const counter = lockKeys(ctx.options.keyPrefix, name).fence;
   return {
     ...base,
     async attempt(owner, leaseMs, deadline, place) {

@@ -4,7 +4,7 @@ import { FixedDelayQueue } from '../engine/fixed-delay-queue.js';
 import type { LockBackend, LockStatus } from '../engine/lock-backend.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import { LockLostError } from '../errors.js';
-import { primitiveKeys } from '../keys.js';
+import { lockKeys } from '../keys.js';
 import { lockAcquire, lockForceUnlock, lockLeave, lockRelease, lockRenew, lockStatus } from '../scripts/index.js';
 
 /**
@@ -30,11 +30,11 @@ const LEAVE_TIMEOUT_MS = 200;
  * A waiter refreshes its place every third of `fairWaiterTimeout`; a dead one's place lapses.
  */
 export function reentrantBackend(ctx: ClientContext, name: string): LockBackend {
-  const keys = primitiveKeys(ctx.options.keyPrefix, name);
-  const key = keys.key('lock');
-  const channel = keys.channel;
-  const queueKeys = [key, keys.key('lock-queue'), keys.key('lock-waiters')];
-  /** Where hand-overs to this client's waiters arrive: the channel plus ":" and the client id. */
+  const keys = lockKeys(ctx.options.keyPrefix, name);
+  const key = keys.hash;
+  const channel = keys.handOverPrefix;
+  const queueKeys = [key, keys.queue, keys.waiters];
+  /** Where hand-overs to this client's waiters arrive: the prefix plus ":" and the client id. */
   const handOverChannel = `${channel}:${ctx.clientId}`;
   const { run } = ctx;
   const { fairWaiterTimeout } = ctx.options;

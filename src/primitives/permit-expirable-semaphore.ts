@@ -1,7 +1,7 @@
 import type { ClientContext } from '../context.js';
 import { acquireLoop, type Attempt } from '../engine/acquire-loop.js';
 import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
-import { primitiveKeys } from '../keys.js';
+import { permitExpirableSemaphoreKeys } from '../keys.js';
 import { randomId } from '../owner.js';
 import {
   permitExpirableSemaphoreAcquire,
@@ -50,9 +50,9 @@ export class PermitExpirableSemaphore {
   constructor(ctx: ClientContext, name: string) {
     this.#ctx = ctx;
     this.#name = name;
-    const keys = primitiveKeys(ctx.options.keyPrefix, name);
-    this.#keys = [keys.key('expirable-semaphore:total'), keys.key('expirable-semaphore:leases')];
-    this.#channel = keys.key('expirable-semaphore:released');
+    const keys = permitExpirableSemaphoreKeys(ctx.options.keyPrefix, name);
+    this.#keys = [keys.total, keys.leases];
+    this.#channel = keys.channel;
   }
 
   /** The semaphore's name. */

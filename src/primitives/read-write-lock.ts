@@ -1,7 +1,7 @@
 import type { ClientContext } from '../context.js';
 import type { LockBackend } from '../engine/lock-backend.js';
 import { LockHandle } from '../engine/lock-handle.js';
-import { primitiveKeys } from '../keys.js';
+import { readWriteLockKeys } from '../keys.js';
 import type { Lock } from '../lock.js';
 import type { TryLockOptions } from '../options.js';
 import { currentScopeOwner, randomId, runAsOwner } from '../owner.js';
@@ -51,13 +51,7 @@ interface RwKeys {
 }
 
 function rwKeys(ctx: ClientContext, name: string): RwKeys {
-  const keys = primitiveKeys(ctx.options.keyPrefix, name);
-  return {
-    write: keys.key('rw-write'),
-    read: keys.key('rw-read'),
-    readChannel: keys.key('rw-read-wake'),
-    writeChannel: keys.key('rw-write-wake'),
-  };
+  return readWriteLockKeys(ctx.options.keyPrefix, name);
 }
 
 const acquireReply = (reply: unknown) =>

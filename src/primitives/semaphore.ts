@@ -1,6 +1,6 @@
 import type { ClientContext } from '../context.js';
 import { acquireLoop, type Attempt } from '../engine/acquire-loop.js';
-import { primitiveKeys } from '../keys.js';
+import { semaphoreKeys } from '../keys.js';
 import { randomId } from '../owner.js';
 import {
   semaphoreAcquire,
@@ -55,12 +55,12 @@ export class Semaphore {
   constructor(ctx: ClientContext, name: string) {
     this.#ctx = ctx;
     this.#name = name;
-    const keys = primitiveKeys(ctx.options.keyPrefix, name);
-    this.#permits = keys.key('semaphore:permits');
-    this.#queue = keys.key('semaphore:queue');
-    this.#wants = keys.key('semaphore:wants');
-    this.#grants = keys.key('semaphore:grants');
-    this.#channel = keys.key('semaphore:released');
+    const keys = semaphoreKeys(ctx.options.keyPrefix, name);
+    this.#permits = keys.permits;
+    this.#queue = keys.queue;
+    this.#wants = keys.wants;
+    this.#grants = keys.grants;
+    this.#channel = keys.channel;
   }
 
   /** The semaphore's name. */

@@ -33,7 +33,7 @@ describe('npx latchkey inspect / unlock', () => {
         .lock({ signal: controller.signal })
         .catch(() => undefined),
     );
-    await eventually(async () => (await server.client().llen('latchkey:{order:7}:lock-queue')) === 2, 2_000, 'queued');
+    await eventually(async () => (await server.client().llen('latchkey:{order:7}:lock:queue')) === 2, 2_000, 'queued');
     const { stdout } = await cli('inspect');
     controller.abort();
     await Promise.all(waits);

@@ -28,7 +28,7 @@ describe('CountDownLatch: count', () => {
     assert.equal(await a.getCount(), 1);
     await b.countDown();
     assert.equal(await a.getCount(), 0);
-    assert.equal(await server.client().exists('latchkey:{count}:latch'), 0);
+    assert.equal(await server.client().exists('latchkey:{count}:latch:count'), 0);
     await a.countDown();
     assert.equal(await a.getCount(), 0, 'counting down an unset latch does nothing');
     assert.equal(await a.trySetCount(2), true, 'a latch that reached 0 can be set again');
@@ -39,7 +39,7 @@ describe('CountDownLatch: count', () => {
   it('trySetCount(0) stores nothing: a latch at 0 is a latch not set', async () => {
     const latch = server.lockClient().getCountDownLatch('zero');
     assert.equal(await latch.trySetCount(0), true);
-    assert.equal(await server.client().exists('latchkey:{zero}:latch'), 0);
+    assert.equal(await server.client().exists('latchkey:{zero}:latch:count'), 0);
     assert.equal(await latch.await({ waitTime: 0 }), true);
     assert.equal(await latch.trySetCount(1), true);
     assert.equal(await latch.trySetCount(0), false, 'a latch is already set');
@@ -50,7 +50,7 @@ describe('CountDownLatch: count', () => {
     const redis = server.client();
     const latch = server.lockClient().getCountDownLatch('ttl');
     await latch.trySetCount(2);
-    assert.deepEqual([...(await keysWithTtl(redis, 'latchkey:{ttl}*'))], [['latchkey:{ttl}:latch', -1]]);
+    assert.deepEqual([...(await keysWithTtl(redis, 'latchkey:{ttl}*'))], [['latchkey:{ttl}:latch:count', -1]]);
     await latch.countDown();
     await latch.countDown();
     assert.equal((await keysWithTtl(redis, 'latchkey:{ttl}*')).size, 0);
@@ -165,7 +165,7 @@ describe('CountDownLatch: await', () => {
     }
     // The cut countDown was already sent: it runs once, whole, when the server resumes.
     assert.equal(await latch.getCount(), 0);
-    assert.equal(await frozen.client().exists('latchkey:{frozen}:latch'), 0);
+    assert.equal(await frozen.client().exists('latchkey:{frozen}:latch:count'), 0);
   });
 });
 

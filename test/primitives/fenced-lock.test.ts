@@ -14,7 +14,7 @@ before(async () => {
   redis = server.client();
 });
 
-const counterKey = (name: string): string => `latchkey:{${name}}:fence`;
+const counterKey = (name: string): string => `latchkey:{${name}}:lock:fence`;
 
 function assertStrictlyIncreasing(tokens: readonly bigint[]): void {
   for (let i = 1; i < tokens.length; i++)
@@ -120,14 +120,14 @@ describe('FencedLock: tokens', () => {
         await fencedA.unlock();
       }),
     ];
-    await until(async () => (await redis.llen('latchkey:{queued}:lock-queue')) === 1);
+    await until(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 1);
     waits.push(
       plain.lock().then(async () => {
         granted.push('plain');
         await plain.unlock();
       }),
     );
-    await until(async () => (await redis.llen('latchkey:{queued}:lock-queue')) === 2);
+    await until(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 2);
     waits.push(
       fencedB.lockAndGetToken().then(async (token) => {
         granted.push('fenced-b');
@@ -135,7 +135,7 @@ describe('FencedLock: tokens', () => {
         await fencedB.unlock();
       }),
     );
-    await until(async () => (await redis.llen('latchkey:{queued}:lock-queue')) === 3);
+    await until(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 3);
     await holder.unlock();
     await Promise.all(waits);
     assert.deepEqual(granted, ['fenced-a', 'plain', 'fenced-b']);
@@ -171,6 +171,6 @@ describe('FencedLock: the fencing example', () => {
 
 describe('FencedLock: after every test above', () => {
   it('leaves no latchkey key without a TTL but its fencing counters', async () => {
-    await assertNoKeyWithoutTtl(redis, [/:fence$/]);
+    await assertNoKeyWithoutTtl(redis, [/:lock:fence$/]);
   });
 });

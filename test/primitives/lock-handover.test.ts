@@ -129,8 +129,8 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const redis = server.client();
     const keys = [
       'latchkey:{dead-waiter}:lock',
-      'latchkey:{dead-waiter}:lock-queue',
-      'latchkey:{dead-waiter}:lock-waiters',
+      'latchkey:{dead-waiter}:lock:queue',
+      'latchkey:{dead-waiter}:lock:waiters',
     ];
     await holder.lock();
     // A waiter that queued and then died (it never refreshes its place, never reads the message).
@@ -148,10 +148,10 @@ describe('Lock: hand-over to waiters, no barging', () => {
 
   it('the wait a lock was handed to, retrying before its message, counts one hold; another wait of that owner re-enters', async () => {
     const redis = server.client();
-    const keys = ['latchkey:{race}:lock', 'latchkey:{race}:lock-queue', 'latchkey:{race}:lock-waiters'] as const;
+    const keys = ['latchkey:{race}:lock', 'latchkey:{race}:lock:queue', 'latchkey:{race}:lock:waiters'] as const;
     const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
       redis.eval(script.source, 3, ...keys, ...args);
-    const channel = 'latchkey:{race}:released';
+    const channel = 'latchkey:{race}:lock:hand-over';
     assert.equal(await run(lockAcquire, 'a:1', 30_000), null);
     assert.notEqual(await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't1'), null); // queued
     assert.equal(await run(lockRelease, 'a:1', channel), 0); // handed to b's wait t1
@@ -174,12 +174,12 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const redis = server.client();
     const keys = [
       'latchkey:{pass-on}:lock',
-      'latchkey:{pass-on}:lock-queue',
-      'latchkey:{pass-on}:lock-waiters',
+      'latchkey:{pass-on}:lock:queue',
+      'latchkey:{pass-on}:lock:waiters',
     ] as const;
     const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
       redis.eval(script.source, 3, ...keys, ...args);
-    const channel = 'latchkey:{pass-on}:released';
+    const channel = 'latchkey:{pass-on}:lock:hand-over';
     await run(lockAcquire, 'a:1', 30_000);
     await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't1');
     await run(lockAcquire, 'c:1', 30_000, 10_000, '1', 't9');

@@ -76,7 +76,7 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     assert.equal(await locks.getLock('give-up').tryLock({ waitTime: 300 }), false);
     const waited = Date.now() - started;
     assert.ok(waited >= 280 && waited < 2_000, `gave up after ${waited} ms`);
-    const handOvers = `latchkey:{give-up}:released:${locks.id}`;
+    const handOvers = `latchkey:{give-up}:lock:hand-over:${locks.id}`;
     await eventually(async () => (await subscribers(handOvers)) === 0, 2_000, 'unsubscribed');
     assert.equal(locks.context.waiters.channelCount, 0);
     await holder.unlock();
@@ -90,9 +90,9 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     const waiting = locks.getLock('abort').lock({ signal: controller.signal });
     await sleep(100);
     // A waiter listens on its client's own hand-over channel of the lock only.
-    const handOvers = `latchkey:{abort}:released:${locks.id}`;
+    const handOvers = `latchkey:{abort}:lock:hand-over:${locks.id}`;
     assert.equal(await subscribers(handOvers), 1);
-    assert.equal(await subscribers('latchkey:{abort}:released'), 0);
+    assert.equal(await subscribers('latchkey:{abort}:lock:hand-over'), 0);
     const reason = new Error('user gave up');
     controller.abort(reason);
     await assert.rejects(waiting, (error) => error === reason);

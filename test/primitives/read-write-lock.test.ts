@@ -157,12 +157,12 @@ describe('ReadWriteLock: leases and the watchdog', () => {
     await second.readLock().unlock();
     const ttl = await first.readLock().remainTimeToLive();
     assert.ok(ttl > 2_000 && ttl <= 3_000, `left ${ttl} ms`);
-    assert.ok((await redis.pttl('latchkey:{no-cut}:rw-read')) > 2_000);
+    assert.ok((await redis.pttl('latchkey:{no-cut}:rw:read')) > 2_000);
     await second.readLock().lock({ leaseTime: 200 });
     await second.readLock().unlock();
     assert.ok((await first.readLock().remainTimeToLive()) > 2_000);
     await first.readLock().unlock();
-    assert.equal(await redis.exists('latchkey:{no-cut}:rw-read'), 0);
+    assert.equal(await redis.exists('latchkey:{no-cut}:rw:read'), 0);
   });
 
   it('the watchdog keeps both sides alive past watchdogTimeout, and unlock stops it', async () => {

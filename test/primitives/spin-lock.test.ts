@@ -88,7 +88,7 @@ describe('SpinLock: waiting by polling', () => {
     await holder.lock();
     const waiting = spin.lock();
     await sleep(200);
-    const [, subscribers] = (await redis.pubsub('NUMSUB', 'latchkey:{no-pubsub}:released')) as [string, number];
+    const [, subscribers] = (await redis.pubsub('NUMSUB', 'latchkey:{no-pubsub}:lock:hand-over')) as [string, number];
     assert.equal(Number(subscribers), 0);
     assert.equal(locks.context.waiters.channelCount, 0);
     await holder.unlock();
