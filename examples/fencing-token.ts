@@ -7,7 +7,7 @@
 // belongs to the resource (the database, the file service), not to the lock client.
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { LockClient, LockNotHeldError } from 'latchkey';
+import { LockClient, LockLostError } from 'latchkey';
 
 /**
  * The protected resource. In SQL the same rule is one statement:
@@ -55,8 +55,8 @@ assert.equal(accepted, false);
 assert.equal(store.body, 'final by B');
 console.log(`token A ${tokenA}, token B ${tokenB}: stale write by A refused; the report says "${store.body}"`);
 
-// A also learns that it lost the lock: unlocking what it no longer holds rejects.
-await assert.rejects(lockA.unlock(), LockNotHeldError);
+// A also learns that it lost the lock: unlocking it rejects with LockLostError.
+await assert.rejects(lockA.unlock(), LockLostError);
 await lockB.unlock();
 
 await Promise.all([workerA.shutdown(), workerB.shutdown()]);

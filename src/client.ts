@@ -1,27 +1,27 @@
 import { EventEmitter } from 'node:events';
-import type { ClientContext } from './context.js';
-import { Holds } from './engine/holds.js';
+import { createSerializer, type ClientContext } from './context.js';
+import { Livenesses } from './engine/liveness.js';
 import { Waiters } from './engine/waiters.js';
 import { Watchdog } from './engine/watchdog.js';
-import { LatchkeyError, LockLostError } from './errors.js';
+import { ShutDownError, type LockLostError } from './errors.js';
 import type { Lock } from './lock.js';
 import { DEFAULTS, type LockClientOptions, type ResolvedOptions } from './options.js';
-import { currentScopeOwner, randomId, runAsOwner } from './owner.js';
-import { createLock } from './primitives/lock.js';
-import { createMultiLock } from './primitives/multi-lock.js';
-import { createReadWriteLock, type ReadWriteLock } from './primitives/read-write-lock.js';
+import { inScope, newOwnerId, randomId, runInScope } from './owner.js';
 import { createCountDownLatch, type CountDownLatch } from './primitives/count-down-latch.js';
-import { createStripedLock, type StripedLock } from './primitives/striped-lock.js';
 import { createFairLock } from './primitives/fair-lock.js';
 import { createFencedLock, type FencedLock } from './primitives/fenced-lock.js';
-import { createSpinLock, resolveBackoff, type SpinBackoff } from './primitives/spin-lock.js';
+import { createMultiLock } from './primitives/multi-lock/multi-lock.js';
 import {
   createPermitExpirableSemaphore,
   type PermitExpirableSemaphore,
 } from './primitives/permit-expirable-semaphore.js';
+import { createReadWriteLock, type ReadWriteLock } from './primitives/read-write-lock.js';
+import { createLock } from './primitives/reentrant-lock.js';
 import { createSemaphore, type Semaphore } from './primitives/semaphore.js';
+import { createSpinLock, resolveBackoff, type SpinBackoff } from './primitives/spin-lock.js';
+import { createStripedLock, type StripedLock } from './primitives/striped-lock.js';
+import { createScriptRunner } from './redis/script-runner.js';
 import { toConnection, type RedisClientLike } from './redis/to-connection.js';
-import { createScriptRunner, withBoundedSubscribe } from './redis/script-runner.js';
 import { checkDuration, checkFunction, checkName, checkOptionalDuration, checkOptions } from './validate.js';
 
 /** Events of a {@link LockClient}. */
@@ -32,8 +32,10 @@ export interface LockClientEvents {
   renewalError: [error: unknown, names: readonly string[]];
 }
 
+const OPTIONS = ['keyPrefix', 'watchdogTimeout', 'maxLeaseTime', 'fairWaiterTimeout', 'commandTimeout'] as const;
+
 function resolveOptions(options: unknown): ResolvedOptions {
-  const given = checkOptions<LockClientOptions>(options);
+  const given = checkOptions<LockClientOptions>(options, OPTIONS);
   return Object.freeze({
     keyPrefix: given.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkName(given.keyPrefix, 'keyPrefix'),
     watchdogTimeout: checkDuration(given.watchdogTimeout ?? DEFAULTS.watchdogTimeout, 'watchdogTimeout', true),
@@ -41,6 +43,14 @@ function resolveOptions(options: unknown): ResolvedOptions {
     fairWaiterTimeout: checkDuration(given.fairWaiterTimeout ?? DEFAULTS.fairWaiterTimeout, 'fairWaiterTimeout', true),
     commandTimeout: checkDuration(given.commandTimeout ?? DEFAULTS.commandTimeout, 'commandTimeout', true),
   });
+}
+
+/** The internals behind each LockClient, for tests and benchmarks (never part of the public types). */
+const contexts = new WeakMap<LockClient, ClientContext>();
+
+/** @internal The context primitives of `client` are built on. */
+export function contextOf(client: LockClient): ClientContext {
+  return contexts.get(client)!;
 }
 
 /**
@@ -59,30 +69,29 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   constructor(redis: RedisClientLike, options?: LockClientOptions) {
     super();
     this.options = resolveOptions(options);
-    const direct = toConnection(redis);
-    // Scripts go to the adapter directly (the runner bounds them); only subscribing needs the wrapper.
-    const run = createScriptRunner(direct, this.options.commandTimeout);
-    const connection = withBoundedSubscribe(direct, this.options.commandTimeout);
-    const watchdog = new Watchdog({
-      watchdogTimeout: this.options.watchdogTimeout,
-      maxLeaseTime: this.options.maxLeaseTime,
-      run,
-      batchGroup: (key) => connection.batchGroup(key),
-      onRenewalError: (error, names) => this.emit('renewalError', error, names),
-    });
+    const connection = toConnection(redis);
+    const { commandTimeout, watchdogTimeout } = this.options;
+    const run = createScriptRunner(connection, commandTimeout);
     this.#ctx = {
       clientId: this.id,
       options: this.options,
       connection,
       run,
-      waiters: new Waiters(connection),
-      watchdog,
-      holds: new Holds(watchdog, (name, error) => this.emit('lockLost', name, error)),
+      waiters: new Waiters(connection, commandTimeout),
+      watchdog: new Watchdog({
+        watchdogTimeout,
+        run,
+        batchGroup: (key) => connection.batchGroup(key),
+        onRenewalError: (error, names) => this.emit('renewalError', error, names),
+      }),
+      livenesses: new Livenesses((hold, error) => this.emit('lockLost', hold.name, error)),
+      holds: new Map(),
+      serially: createSerializer(),
       assertOpen: () => {
-        if (this.#shutdown) throw new LatchkeyError('LATCHKEY_SHUT_DOWN', 'This LockClient was shut down');
+        if (this.#shutdown) throw new ShutDownError('This LockClient was shut down');
       },
-      isOpen: () => this.#shutdown === undefined,
     };
+    contexts.set(this, this.#ctx);
   }
 
   /** The re-entrant lock `name`, kept alive by the watchdog when taken without a lease. */
@@ -159,8 +168,8 @@ export class LockClient extends EventEmitter<LockClientEvents> {
    */
   async scope<T>(fn: () => T | Promise<T>): Promise<T> {
     checkFunction(fn, 'fn');
-    if (currentScopeOwner() !== undefined) return fn();
-    return runAsOwner(randomId(12), async () => fn());
+    if (inScope()) return fn();
+    return runInScope(newOwnerId(), async () => fn());
   }
 
   /**
@@ -169,17 +178,12 @@ export class LockClient extends EventEmitter<LockClientEvents> {
    */
   shutdown(): Promise<void> {
     this.#shutdown ??= (async () => {
-      const { watchdog, holds, waiters, connection } = this.#ctx;
+      const { watchdog, livenesses, waiters, connection } = this.#ctx;
       watchdog.stop();
-      holds.abandonAll(new LockLostError('The LockClient was shut down; the lock is no longer renewed'));
-      await waiters.close(new LatchkeyError('LATCHKEY_SHUT_DOWN', 'This LockClient was shut down while waiting'));
+      livenesses.abandonAll('the LockClient was shut down, so nothing renews it any more');
+      await waiters.close(new ShutDownError('This LockClient was shut down while waiting'));
       await connection.close();
     })();
     return this.#shutdown;
-  }
-
-  /** @internal The context primitives are built on. */
-  get context(): ClientContext {
-    return this.#ctx;
   }
 }

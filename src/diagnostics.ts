@@ -31,3 +31,17 @@ if (debug.enabled) {
     channel.subscribe((message) => debug('%s %o', name, message));
   }
 }
+
+/** The kind of primitive a diagnostics message is about. */
+export type LockKind =
+  | 'lock'
+  | 'fair-lock'
+  | 'spin-lock'
+  | 'fenced-lock'
+  | 'read-lock'
+  | 'write-lock'
+  | 'multi-lock'
+  | 'red-lock'
+  | 'semaphore'
+  | 'permit-expirable-semaphore'
+  | 'count-down-latch';

@@ -69,6 +69,14 @@ export class QuorumError extends LatchkeyError {
   }
 }
 
+/** The `LockClient` was shut down: it takes no new calls, and its pending waits end with this. */
+export class ShutDownError extends LatchkeyError {
+  static readonly CODE = 'LATCHKEY_SHUT_DOWN';
+  constructor(message: string, options?: ErrorOptions) {
+    super(ShutDownError.CODE, message, options);
+  }
+}
+
 /** Redis could not be reached, or did not answer in time. The original error is the `cause`. */
 export class RedisUnavailableError extends LatchkeyError {
   static readonly CODE = 'LATCHKEY_REDIS_UNAVAILABLE';

@@ -6,8 +6,9 @@ export {
   type ResolvedOptions,
   type TryLockOptions,
 } from './options.js';
-export type { Lock, LockLease } from './lock.js';
-export type { IndexedMemberFailure } from './engine/quorum.js';
+export type { Lock } from './lock.js';
+export { LockLease } from './lease.js';
+export type { IndexedMemberFailure } from './primitives/multi-lock/attempt.js';
 export type { ReadWriteLock } from './primitives/read-write-lock.js';
 export type { CountDownLatch, AwaitOptions } from './primitives/count-down-latch.js';
 export type { StripedLock } from './primitives/striped-lock.js';
@@ -27,12 +28,14 @@ export {
   MemberReleaseError,
   QuorumError,
   RedisUnavailableError,
+  ShutDownError,
   type MemberFailure,
   type MemberReleaseFailure,
 } from './errors.js';
-export type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './redis/connection.js';
+export type { ChannelListener, LuaScript, RedisConnection, ScriptArg, ScriptReply } from './redis/connection.js';
 export type { RedisClientLike } from './redis/to-connection.js';
 export type { IoredisLike, IoredisSubscriber } from './redis/ioredis-adapter.js';
 export type { CorkableStream } from './redis/coalesce-writes.js';
 export type { NodeRedisLike, NodeRedisSubscriber } from './redis/node-redis-adapter.js';
-export { channels as diagnosticsChannels } from './diagnostics.js';
+export { channels as diagnosticsChannels, type LockKind } from './diagnostics.js';
+export { MAX_DURATION_MS } from './validate.js';

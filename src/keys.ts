@@ -40,6 +40,8 @@ export function readWriteLockKeys(prefix: string, name: string) {
     read: `${tag}:rw:read`,
     readChannel: `${tag}:rw:read-wake`,
     writeChannel: `${tag}:rw:write-wake`,
+    /** string, short TTL: remembers `owner`'s last release of one side, so a repeated release reports it */
+    released: (side: 'read' | 'write', owner: string) => `${tag}:rw:released:${side}:${owner}`,
   };
 }
 
@@ -69,6 +71,8 @@ export function permitExpirableSemaphoreKeys(prefix: string, name: string) {
     total: `${tag}:expirable-semaphore:total`,
     /** zset: permit id -> lease end (server ms; "inf": no lease) */
     leases: `${tag}:expirable-semaphore:leases`,
+    /** string, short TTL: remembers the outcome of one release / trySetPermits / addPermits call */
+    op: (id: string) => `${tag}:expirable-semaphore:op:${id}`,
     channel: `${tag}:expirable-semaphore:released`,
   };
 }
@@ -79,6 +83,8 @@ export function countDownLatchKeys(prefix: string, name: string) {
   return {
     /** string, no TTL while the count is above 0 */
     count: `${tag}:latch:count`,
+    /** string, short TTL: remembers the outcome of one countDown / trySetCount / delete call */
+    op: (id: string) => `${tag}:latch:op:${id}`,
     channel: `${tag}:latch:zero`,
   };
 }

@@ -1,20 +1,34 @@
-import type { LockLease } from './lock.js';
+import type { HeldLock } from './engine/lock-core.js';
 
-/** A held lock as an AsyncDisposable: `await using lease = await lock.acquire()`. */
-export class Lease implements LockLease {
+/**
+ * A held lock, returned by `acquire()`. Dispose it (`await using lease = await lock.acquire()`)
+ * or call `release()` to unlock.
+ */
+export class LockLease implements AsyncDisposable {
+  /** Aborts with `LockLostError` the moment the lock is known to be lost. */
+  readonly signal: AbortSignal;
+  /** The fencing token, for locks that issue one. */
+  readonly token: bigint | undefined;
+  readonly #release: () => Promise<void>;
   #released: Promise<void> | undefined;
 
-  constructor(
-    readonly signal: AbortSignal,
-    private readonly releaseOnce: () => Promise<void>,
-    readonly token?: bigint,
-  ) {}
+  /** @internal Made by `acquire()`. */
+  constructor(held: HeldLock, release: () => Promise<void>) {
+    this.signal = held.signal;
+    this.token = held.token;
+    this.#release = release;
+  }
 
+  /**
+   * Releases this hold; a second call returns the first one's outcome. Rejects with
+   * `LockLostError` when the lock was lost before (the work it guarded was not protected).
+   */
   release(): Promise<void> {
-    this.#released ??= this.releaseOnce();
+    this.#released ??= this.#release();
     return this.#released;
   }
 
+  /** `await using`: releases at the end of the block. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }

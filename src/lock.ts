@@ -1,16 +1,5 @@
+import type { LockLease } from './lease.js';
 import type { LockOptions, TryLockOptions } from './options.js';
-
-/**
- * A held lock, returned by `acquire()`. Dispose it (`await using`) or call `release()` to unlock.
- */
-export interface LockLease extends AsyncDisposable {
-  /** Aborts with `LockLostError` the moment the lock is known to be lost. */
-  readonly signal: AbortSignal;
-  /** The fencing token, for locks that issue one. */
-  readonly token?: bigint;
-  /** Releases this hold. A second call does nothing. */
-  release(): Promise<void>;
-}
 
 /** A distributed lock. Every method is async; `await` takes the place of Java's blocking calls. */
 export interface Lock {

@@ -1,23 +1,54 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
-/** A random, unguessable id (128 bits by default) in URL-safe base64. */
+/** A random, unguessable id (128 bits by default) in URL-safe base64: client ids. */
 export function randomId(bytes = 16): string {
   return randomBytes(bytes).toString('base64url');
 }
 
 /**
- * The owner of the current async context: set by `LockClient.scope()` and `withLock()`, so that
- * every lock taken inside them, on any handle, belongs to one owner and re-enters.
+ * A new owner id (122 random bits from `crypto`). Every acquisition outside a holder's callback
+ * is a new owner, so this runs on every `lock()`: `randomUUID()` draws from a cached entropy pool
+ * instead of a syscall each time.
  */
-const scopeOwner = new AsyncLocalStorage<string>();
-
-/** The owner id of the enclosing scope, if any. */
-export function currentScopeOwner(): string | undefined {
-  return scopeOwner.getStore();
+export function newOwnerId(): string {
+  return randomUUID();
 }
 
-/** Runs `fn` with `owner` as the scope owner. */
-export function runAsOwner<T>(owner: string, fn: () => T): T {
-  return scopeOwner.run(owner, fn);
+/**
+ * Who the current async context acquires as: inside `scope()`, its owner for every lock; inside a
+ * `withLock()` callback, the holder's owner for the locks that hold it (by identity, see
+ * LockCore.identities). Set only with `AsyncLocalStorage.run()`, so it follows the call nesting:
+ * two parallel tasks inside one `withLock(A)` share A's owner, but each takes lock B as its own.
+ */
+interface OwnerContext {
+  readonly scope: string | undefined;
+  readonly held: ReadonlyMap<string, string>;
+}
+
+const context = new AsyncLocalStorage<OwnerContext>();
+
+/** The owner an acquisition of the lock with these identities re-enters as, if any. */
+export function contextOwner(identity: string): string | undefined {
+  const current = context.getStore();
+  if (current === undefined) return undefined;
+  return current.scope ?? current.held.get(identity);
+}
+
+/** True inside `LockClient.scope()`. */
+export function inScope(): boolean {
+  return context.getStore()?.scope !== undefined;
+}
+
+/** Runs `fn` as the scope owner `owner` (every lock taken inside re-enters for it). */
+export function runInScope<T>(owner: string, fn: () => T): T {
+  return context.run({ scope: owner, held: context.getStore()?.held ?? new Map() }, fn);
+}
+
+/** Runs `fn` (a holder's callback) with the locks of `identities` held by `owner`. */
+export function runHolding<T>(identities: readonly string[], owner: string, fn: () => T): T {
+  const current = context.getStore();
+  const held = new Map(current?.held);
+  for (const identity of identities) held.set(identity, owner);
+  return context.run({ scope: current?.scope, held }, fn);
 }

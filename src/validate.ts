@@ -3,6 +3,13 @@
  * rule and the value received, so that bad input never reaches Redis.
  */
 
+/**
+ * The longest duration accepted, in ms (2^52, about 142,000 years): `Date.now()` plus it, and a
+ * Redis server clock plus it inside a script, stay exact integers. Node's timers stop at 2^31 - 1
+ * ms (about 24.8 days); latchkey chains them, so every accepted duration works.
+ */
+export const MAX_DURATION_MS = 2 ** 52;
+
 function describe(value: unknown): string {
   if (typeof value === 'string') return `${JSON.stringify(value)} (string)`;
   if (typeof value === 'number' || typeof value === 'bigint') return `${String(value)} (${typeof value})`;
@@ -20,14 +27,16 @@ export function checkName(value: unknown, argument: string): string {
   return value;
 }
 
-/** A finite duration in milliseconds, >= 0 (or > 0 when `positive`). */
+/** A whole number of milliseconds from 0 (or 1 when `positive`) to MAX_DURATION_MS. */
 export function checkDuration(value: unknown, argument: string, positive = false): number {
   if (typeof value !== 'number') {
     throw new TypeError(`Expected \`${argument}\` to be a number of milliseconds, got ${describe(value)}`);
   }
-  if (!Number.isFinite(value) || value < 0 || (positive && value === 0)) {
-    const rule = positive ? 'a finite number > 0' : 'a finite number >= 0';
-    throw new RangeError(`Expected \`${argument}\` to be ${rule} (milliseconds), got ${describe(value)}`);
+  const min = positive ? 1 : 0;
+  if (!Number.isInteger(value) || value < min || value > MAX_DURATION_MS) {
+    throw new RangeError(
+      `Expected \`${argument}\` to be a whole number of milliseconds from ${min} to 2^52, got ${describe(value)}`,
+    );
   }
   return value;
 }
@@ -57,11 +66,23 @@ export function checkSignal(value: unknown, argument = 'signal'): AbortSignal | 
   return value;
 }
 
-/** A plain options object or undefined. */
-export function checkOptions<T extends object>(value: unknown, argument = 'options'): Partial<T> {
+/**
+ * A plain options object (or undefined) whose keys are all in `known`: a misspelled option is
+ * refused rather than silently ignored.
+ */
+export function checkOptions<T extends object>(
+  value: unknown,
+  known: readonly (keyof T & string)[],
+  argument = 'options',
+): Partial<T> {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TypeError(`Expected \`${argument}\` to be an object, got ${describe(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (!(known as readonly string[]).includes(key)) {
+      throw new TypeError(`Unknown option \`${argument}.${key}\`; expected one of: ${known.join(', ')}`);
+    }
   }
   return value;
 }

@@ -6,6 +6,7 @@ import { firstValueFrom, lastValueFrom, toArray, type Subscription } from 'rxjs'
 import type { LockClient } from '../src/index.js';
 import { toRx } from '../src/rx.js';
 import { sleep, startServer, type TestServer } from './helpers/redis.js';
+import { contextOf } from '../src/client.js';
 
 let server: TestServer;
 before(async () => {
@@ -30,18 +31,22 @@ function methodNames(object: object): string[] {
 
 describe('toRx: Lock', () => {
   it('returns cold Observables: nothing runs until subscribed, each subscription runs again', async () => {
-    const lock = server.lockClient().getLock('rx-cold');
+    const locks = server.lockClient();
+    const lock = locks.getLock('rx-cold');
     const rx = toRx(lock);
-    const locking = rx.lock();
-    await sleep(50);
-    assert.equal(await lock.isLocked(), false, 'not subscribed yet');
-    assert.equal(await firstValueFrom(locking), undefined);
-    assert.equal(await lock.getHoldCount(), 1);
-    await lastValueFrom(locking);
-    assert.equal(await lock.getHoldCount(), 2, 'a second subscription locks again');
-    assert.equal(await firstValueFrom(rx.isHeldByCurrentOwner()), true);
-    await firstValueFrom(rx.unlock());
-    await firstValueFrom(rx.unlock());
+    // One owner for the whole test (Redisson style), so that the second subscription re-enters.
+    await locks.scope(async () => {
+      const locking = rx.lock();
+      await sleep(50);
+      assert.equal(await lock.isLocked(), false, 'not subscribed yet');
+      assert.equal(await firstValueFrom(locking), undefined);
+      assert.equal(await lock.getHoldCount(), 1);
+      await lastValueFrom(locking);
+      assert.equal(await lock.getHoldCount(), 2, 'a second subscription locks again');
+      assert.equal(await firstValueFrom(rx.isHeldByCurrentOwner()), true);
+      await firstValueFrom(rx.unlock());
+      await firstValueFrom(rx.unlock());
+    });
     assert.equal(await firstValueFrom(rx.isLocked()), false);
   });
 
@@ -69,10 +74,10 @@ describe('toRx: Lock', () => {
       .lock()
       .subscribe({ next: () => (emitted = true), error: () => (emitted = true) });
     await sleep(100);
-    assert.equal(waiterClient.context.waiters.channelCount, 1, 'waiting');
+    assert.equal(contextOf(waiterClient).waiters.channelCount, 1, 'waiting');
     subscription.unsubscribe();
     await sleep(50);
-    assert.equal(waiterClient.context.waiters.channelCount, 0, 'the wait was aborted');
+    assert.equal(contextOf(waiterClient).waiters.channelCount, 0, 'the wait was aborted');
     await holder.unlock();
     await sleep(100);
     assert.equal(await holder.isLocked(), false, 'the aborted waiter took nothing');
@@ -105,7 +110,7 @@ describe('toRx: semaphores', () => {
     await sleep(100);
     subscription.unsubscribe();
     await sleep(50);
-    assert.equal(locks.context.waiters.channelCount, 0);
+    assert.equal(contextOf(locks).waiters.channelCount, 0);
     assert.equal(await firstValueFrom(rx.tryAcquire({ permits: 1 })), true, 'no reservation left behind');
     await firstValueFrom(rx.release(2));
     assert.equal(await firstValueFrom(rx.drainPermits()), 2);
@@ -163,7 +168,7 @@ describe('toRx: every primitive', () => {
     await sleep(100);
     subscription.unsubscribe();
     await sleep(50);
-    assert.equal(locks.context.waiters.channelCount, 0, 'unsubscribing aborted the await');
+    assert.equal(contextOf(locks).waiters.channelCount, 0, 'unsubscribing aborted the await');
     await firstValueFrom(latch.countDown());
     assert.equal(await firstValueFrom(latch.await({ waitTime: 1_000 })), true);
   });

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { BenchLibrary, BenchSession } from '../libraries.js';
+import { lockKeys } from '../../src/keys.js';
 import { randomId } from '../../src/owner.js';
 import { lockAcquire, lockRelease } from '../../src/scripts/index.js';
 import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS } from '../names.js';
@@ -62,13 +64,17 @@ export async function floorLoop(
  * none of its JavaScript around the two round trips. The scripts must be loaded.
  */
 export async function lockScriptsLoop(redis: Redis, name: string, until: () => boolean): Promise<number> {
-  const tag = `latchkey:{${name}}`;
-  const keys = [`${tag}:lock`, `${tag}:lock-queue`, `${tag}:lock-waiters`];
-  const owner = `${randomId(16)}:${randomId(12)}`;
-  const channel = `${tag}:released`;
+  const keys = lockKeys('latchkey:', name);
+  const lockQueueKeys = [keys.hash, keys.queue, keys.waiters];
+  // A new owner each pair, as a handle makes one per acquisition.
+  let owner = '';
   return pairsUntil(
-    () => redis.evalsha(lockAcquire.sha, keys.length, ...keys, owner, 30_000),
-    () => redis.evalsha(lockRelease.sha, keys.length, ...keys, owner, channel),
+    () => {
+      owner = `${randomId(16)}:${randomUUID()}`;
+      return redis.evalsha(lockAcquire.sha, 3, ...lockQueueKeys, owner, 30_000);
+    },
+    () =>
+      redis.evalsha(lockRelease.sha, 4, ...lockQueueKeys, keys.released(owner), owner, keys.handOverPrefix, 1, 20_000),
     until,
   );
 }

@@ -1,96 +1,80 @@
-import type { RedisConnection } from '../redis/connection.js';
-import { FixedDelayQueue } from './fixed-delay-queue.js';
+import { RedisUnavailableError } from '../errors.js';
+import type { ChannelListener, RedisConnection } from '../redis/connection.js';
+import { withTimeout } from '../redis/script-runner.js';
+import { setLongTimeout, type LongTimer } from './timers.js';
 
 /** How long a channel stays subscribed after its last waiter left. */
 const LINGER_MS = 250;
 
 /**
  * Local waiters of one client, per channel. One subscription serves all waiters of a channel in
- * this process; a release message wakes as many waiters as it names (one per freed permit), the
- * earliest first, never all of them at once unless it says `*`.
+ * this process. A message names how many waiters it wakes (one per freed permit; `*`: all), the
+ * earliest first, so one release does not wake a herd; `=<id>|<payload>` is addressed to the one
+ * waiter whose id is `<id>` (a lock handed over to it). When the subscriber connection comes back
+ * after it was lost, every waiter wakes to look again: messages published meanwhile were lost.
  */
 export class Waiters {
-  readonly #channels = new Map<string, ChannelWaiters>();
-  /** Channels whose last waiter left, until they unsubscribe (see #leave). */
-  readonly #lingering = new FixedDelayQueue<string, ChannelWaiters>(LINGER_MS, (channel, entry) => {
-    if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return;
-    this.#channels.delete(channel);
-    entry.ready.then(() => entry.unsubscribe?.()).catch(() => undefined);
-  });
-  #closed = false;
+  readonly #channels = new Map<string, Channel>();
+  #closed: Error | undefined;
 
-  constructor(private readonly connection: RedisConnection) {}
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly commandTimeout: number,
+  ) {}
 
   /**
-   * Subscribes (once per channel) and enters a waiter that can park until woken. `id` lets a
-   * message `=<id>` wake this very waiter: a release that handed the lock to it by name.
+   * Subscribes (once per channel) and enters a waiter that can park until woken. A subscription
+   * not confirmed within commandTimeout (or by `deadline`) fails with RedisUnavailableError.
    */
-  async join(channel: string, id?: string): Promise<Waiter> {
-    if (this.#closed) throw new Error('waiters closed');
+  async join(channel: string, id?: string, deadline?: number): Promise<Waiter> {
+    if (this.#closed) throw this.#closed;
     let entry = this.#channels.get(channel);
     if (!entry) {
-      const created = new ChannelWaiters();
-      entry = created;
-      this.#channels.set(channel, created);
-      created.ready = this.connection
-        .subscribe(channel, (message) => created.onMessage(message))
-        .then(
-          (unsubscribe) => {
-            created.unsubscribe = unsubscribe;
-          },
-          (error: unknown) => {
-            if (this.#channels.get(channel) === created) this.#channels.delete(channel);
-            throw error;
-          },
-        );
+      entry = new Channel(() => this.#channels.delete(channel));
+      this.#channels.set(channel, entry);
+      entry.ready = this.#subscribe(channel, entry, deadline);
     }
-    this.#lingering.delete(channel);
-    const waiter = new Waiter(entry, () => this.#leave(channel, entry), id);
+    entry.cancelLinger();
+    const waiter = new Waiter(entry, id);
     entry.waiters.push(waiter);
     try {
       await entry.ready;
     } catch (error) {
-      entry.remove(waiter);
+      waiter.leave();
+      if (this.#channels.get(channel) === entry) this.#channels.delete(channel);
       throw error;
     }
     return waiter;
   }
 
-  /** True while `channel` is subscribed (waiters on it, or lingering after the last one left). */
-  isSubscribed(channel: string): boolean {
-    return this.#channels.get(channel)?.unsubscribe !== undefined;
-  }
-
-  /**
-   * The last waiter of a channel left: the channel stays subscribed for LINGER_MS, so that a task
-   * that waits again and again (take, release, take: every worker of a busy lock) pays no
-   * SUBSCRIBE round trip each time, then unsubscribes unless a waiter came back.
-   */
-  #leave(channel: string, entry: ChannelWaiters): void {
-    if (entry.waiters.length > 0 || this.#channels.get(channel) !== entry) return;
-    this.#lingering.add(channel, entry);
+  async #subscribe(channel: string, entry: Channel, deadline: number | undefined): Promise<void> {
+    const limit = Math.min(
+      this.commandTimeout,
+      deadline === undefined ? Infinity : Math.max(50, deadline - Date.now()),
+    );
+    let late = false;
+    const subscribing = this.connection.subscribe(channel, entry);
+    // Confirmed after the caller gave up: drop it rather than leak it.
+    void subscribing.then((unsubscribe) => (late ? unsubscribe() : undefined)).catch(() => undefined);
+    entry.unsubscribe = await withTimeout(subscribing, limit, () => {
+      late = true;
+      return new RedisUnavailableError(`Redis did not confirm the subscription to ${channel} within ${limit} ms`);
+    });
   }
 
   /** Wakes every parked waiter with `error` and drops every subscription (client shutdown). */
   async close(error: Error): Promise<void> {
-    this.#closed = true;
+    this.#closed = error;
     const entries = [...this.#channels.values()];
     this.#channels.clear();
-    this.#lingering.clear();
     for (const entry of entries) {
-      for (const waiter of entry.waiters) waiter.fail(error);
+      entry.cancelLinger();
+      for (const waiter of [...entry.waiters]) waiter.fail(error);
     }
-    await Promise.all(
-      entries.map((entry) =>
-        entry.ready.then(
-          () => entry.unsubscribe?.(),
-          () => undefined,
-        ),
-      ),
-    );
+    await Promise.all(entries.map((entry) => entry.ready.then(() => entry.unsubscribe?.()).catch(() => undefined)));
   }
 
-  /** Number of channels with local waiters (for tests and inspection); lingering ones do not count. */
+  /** Channels with local waiters (for tests and inspection); lingering ones do not count. */
   get channelCount(): number {
     let count = 0;
     for (const entry of this.#channels.values()) if (entry.waiters.length > 0) count++;
@@ -98,168 +82,153 @@ export class Waiters {
   }
 }
 
-class ChannelWaiters {
+class Channel implements ChannelListener {
   readonly waiters: Waiter[] = [];
-  /** Wake-ups that arrived while no waiter was parked; the next to park retries at once. */
+  /** Wake-ups that arrived while fewer waiters were parked; the next ones to park retry at once. */
   pendingWakes = 0;
   ready: Promise<void> = Promise.resolve();
   unsubscribe: (() => Promise<void>) | undefined;
+  #linger: LongTimer | undefined;
 
-  onMessage(message: string): void {
-    if (message.startsWith('=')) {
-      // Addressed to one owner (a hand-over); waiters of other processes ignore it.
-      const id = message.slice(1);
-      for (const waiter of this.waiters) if (waiter.id === id) waiter.wakeAddressed();
+  constructor(private readonly drop: () => void) {}
+
+  message(text: string): void {
+    if (text.startsWith('=')) {
+      const bar = text.indexOf('|');
+      const id = text.slice(1, bar === -1 ? undefined : bar);
+      const payload = bar === -1 ? '' : text.slice(bar + 1);
+      for (const waiter of this.waiters) if (waiter.id === id) waiter.deliver(payload);
       return;
     }
-    const count = message === '*' ? this.waiters.length : Math.max(1, Number.parseInt(message, 10) || 1);
+    const count = text === '*' ? this.waiters.length : Math.max(1, Number.parseInt(text, 10) || 1);
     let woken = 0;
     for (const waiter of this.waiters) {
       if (woken === count) break;
-      if (waiter.wake()) woken++;
+      if (waiter.wake(true)) woken++;
     }
-    const idle = this.waiters.length - this.parkedCount();
+    const idle = this.waiters.filter((waiter) => !waiter.parked).length;
     this.pendingWakes = Math.min(this.pendingWakes + count - woken, idle);
   }
 
-  parkedCount(): number {
-    let parked = 0;
-    for (const waiter of this.waiters) if (waiter.parked) parked++;
-    return parked;
+  reconnected(): void {
+    for (const waiter of this.waiters) waiter.wake(false);
   }
 
-  remove(waiter: Waiter): void {
+  /** The last waiter left: stay subscribed a moment, so that a task that waits again and again pays no SUBSCRIBE each time. */
+  left(waiter: Waiter, unusedWake: boolean): void {
     const index = this.waiters.indexOf(waiter);
     if (index !== -1) this.waiters.splice(index, 1);
+    // A wake-up it did not use goes to the next waiter, or a freed permit would wait for a timer.
+    if (unusedWake) this.message('1');
+    if (this.waiters.length > 0) return;
+    this.#linger = setLongTimeout(() => {
+      if (this.waiters.length > 0) return;
+      this.drop();
+      this.ready.then(() => this.unsubscribe?.()).catch(() => undefined);
+    }, LINGER_MS);
+  }
+
+  cancelLinger(): void {
+    this.#linger?.cancel();
+    this.#linger = undefined;
   }
 }
 
-/** A parked waiter's timer ran out (a module function, so that parking allocates no closure for it). */
-function parkTimedOut(waiter: Waiter): void {
-  waiter.settlePark(false);
+/** How a parked waiter's promise settles. */
+interface Park {
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+  readonly cleanup: () => void;
 }
 
 /** One task waiting on a channel. */
 export class Waiter {
-  /** Set while parked: how the park's promise settles. */
-  #resolve: ((woken: boolean) => void) | undefined;
-  #reject: ((error: unknown) => void) | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #signal: AbortSignal | undefined;
-  /** Made once per waiter, not per park. */
-  readonly #onAbort = (): void => this.#rejectPark(this.#signal?.reason);
+  #park: Park | undefined;
   #failure: Error | undefined;
-  /** Woken, but has not made its attempt yet: if it leaves now, the wake-up goes to the next waiter. */
+  /** Woken by a count message and not yet used by an attempt: passed on if this waiter leaves. */
   #unusedWake = false;
-  /** A message addressed to this waiter arrived while it was not parked: its next park returns at once. */
-  #addressed = false;
-  /** A message addressed to this waiter arrived and was not yet taken by `takeAddressed()`. */
-  #addressedUntaken = false;
+  /** Woken while not parked: the next park returns at once. */
+  #early = false;
+  /** The payload of the last message addressed to this waiter, until taken. */
+  #message: string | undefined;
   #left = false;
 
   constructor(
-    private readonly entry: ChannelWaiters,
-    private readonly onLeave: () => void,
+    private readonly channel: Channel,
     readonly id?: string,
   ) {}
 
   get parked(): boolean {
-    return this.#resolve !== undefined;
+    return this.#park !== undefined;
   }
 
-  /** Called by the channel on a release message; true when this waiter was parked and is now woken. */
-  wake(): boolean {
-    if (!this.#resolve) return false;
-    this.#unusedWake = true;
-    this.settlePark(true);
+  /** True when this waiter was parked and is now woken; `counted`: by a message that wakes a number of waiters. */
+  wake(counted: boolean): boolean {
+    if (!this.#park) {
+      if (!counted) this.#early = true;
+      return false;
+    }
+    if (counted) this.#unusedWake = true;
+    this.#settle((park) => park.resolve());
     return true;
   }
 
-  /** Wakes this waiter for a message addressed to it, or keeps the wake-up for its next park. */
-  wakeAddressed(): void {
-    this.#addressedUntaken = true;
-    if (this.#resolve) this.settlePark(true);
-    else this.#addressed = true;
+  /** A message addressed to this waiter: kept for `takeMessage()`, and it wakes the waiter. */
+  deliver(payload: string): void {
+    this.#message = payload;
+    if (this.#park) this.#settle((park) => park.resolve());
+    else this.#early = true;
+  }
+
+  /** The payload of a message addressed to this waiter since the last call, if any. */
+  takeMessage(): string | undefined {
+    const message = this.#message;
+    this.#message = undefined;
+    this.#unusedWake = false;
+    return message;
   }
 
   fail(error: Error): void {
     this.#failure = error;
-    this.#rejectPark(error);
+    this.#settle((park) => park.reject(error));
   }
 
-  /** True once after a message addressed to this waiter arrived. */
-  takeAddressed(): boolean {
-    const addressed = this.#addressedUntaken;
-    this.#addressedUntaken = false;
-    return addressed;
-  }
-
-  /** Marks that the wake-up (if any) is being used by an attempt now. */
-  beforeAttempt(): void {
-    this.#unusedWake = false;
-  }
-
-  /**
-   * Waits until a release message wakes this waiter (true) or `ms` pass (false). Rejects with the
-   * signal's reason on abort.
-   */
-  park(ms: number, signal?: AbortSignal): Promise<boolean> {
+  /** Waits until woken or `ms` pass; rejects with the signal's reason on abort. */
+  park(ms: number, signal?: AbortSignal): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
     signal?.throwIfAborted();
-    if (this.#addressed) {
-      this.#addressed = false;
-      return Promise.resolve(true);
-    }
-    if (this.entry.pendingWakes > 0) {
-      this.entry.pendingWakes--;
-      this.#unusedWake = true;
-      return Promise.resolve(true);
-    }
-    return new Promise<boolean>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-      this.#timer = setTimeout(parkTimedOut, ms, this);
-      if (signal) {
-        this.#signal = signal;
-        signal.addEventListener('abort', this.#onAbort, { once: true });
+    if (this.#early || this.channel.pendingWakes > 0) {
+      if (!this.#early) {
+        this.channel.pendingWakes--;
+        this.#unusedWake = true;
       }
+      this.#early = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const timer = setLongTimeout(() => this.#settle((park) => park.resolve()), ms, true);
+      const onAbort = (): void => this.#settle((park) => park.reject(signal?.reason));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const cleanup = (): void => {
+        timer.cancel();
+        signal?.removeEventListener('abort', onAbort);
+      };
+      this.#park = { resolve, reject, cleanup };
     });
   }
 
-  /** @internal Ends the current park, if any, with `woken` (false: its time ran out). */
-  settlePark(woken: boolean): void {
-    const resolve = this.#resolve;
-    if (!resolve) return;
-    this.#unpark();
-    resolve(woken);
+  #settle(how: (park: Park) => void): void {
+    const park = this.#park;
+    if (!park) return;
+    this.#park = undefined;
+    park.cleanup();
+    how(park);
   }
 
-  #rejectPark(error: unknown): void {
-    const reject = this.#reject;
-    if (!reject) return;
-    this.#unpark();
-    reject(error);
-  }
-
-  #unpark(): void {
-    this.#resolve = this.#reject = undefined;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#signal) {
-      this.#signal.removeEventListener('abort', this.#onAbort);
-      this.#signal = undefined;
-    }
-  }
-
-  /**
-   * Leaves the queue; passes on a wake-up it did not use, and if it was the last, lets the channel
-   * linger (it unsubscribes later, on a timer): nothing to wait for.
-   */
+  /** Leaves the channel; a wake-up it did not use goes to the next waiter. */
   leave(): void {
     if (this.#left) return;
     this.#left = true;
-    this.entry.remove(this);
-    if (this.#unusedWake) this.entry.onMessage('1');
-    this.onLeave();
+    this.channel.left(this, this.#unusedWake);
   }
 }

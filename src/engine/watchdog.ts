@@ -1,35 +1,32 @@
 import { listening } from '../diagnostics.js';
-import { LockLostError } from '../errors.js';
 import type { LuaScript } from '../redis/connection.js';
 import type { ScriptRunner } from '../redis/script-runner.js';
-import { LinkedList, type Linked } from './linked-list.js';
+import { provenUntil, type Liveness } from './liveness.js';
+import { setLongTimeout, type LongTimer } from './timers.js';
 
 /**
- * One hold kept alive by the watchdog. Its renewal script takes keys in batches: `KEYS[i]` with
- * `ARGV[2i-1]` (the field proving ownership) and `ARGV[2i]` (the new lease), and answers 1 per
- * key still held, 0 per key gone.
+ * How one hold is renewed. The script takes keys in batches: `KEYS[i]` with `ARGV[2i-1]` (the
+ * owner proving the hold) and `ARGV[2i]` (the new lease in ms), and answers 1 per key still held
+ * (its lease reset), 0 per key gone.
  */
 export interface RenewalTarget {
-  readonly name: string;
   readonly script: LuaScript;
   readonly key: string;
-  readonly field: string;
+  readonly owner: string;
 }
 
-/** One hold the watchdog renews; `Watchdog.remove()` takes it out. */
-export interface RenewalEntry extends Linked<RenewalEntry> {
+interface Entry {
+  readonly liveness: Liveness;
   readonly target: RenewalTarget;
-  /** Called once when the hold is known lost; the watchdog has already dropped it. */
-  readonly onLost: (error: LockLostError) => void;
-  /** Until when the lock is known to be held (the last confirmed expiry). */
-  confirmedUntil: number;
-  /** With maxLeaseTime: the moment after which the watchdog stops extending this hold. */
+  /** The hold is not extended past this (its fixed lease's end, or maxLeaseTime). */
   readonly renewUntil: number;
+  /** When the next renewal is due: a third of the way through the time proven last. */
+  renewAt: number;
+  removed: boolean;
 }
 
 export interface WatchdogOptions {
   readonly watchdogTimeout: number;
-  readonly maxLeaseTime: number | undefined;
   readonly run: ScriptRunner;
   readonly batchGroup: (key: string) => string;
   readonly onRenewalError: (error: unknown, names: readonly string[]) => void;
@@ -39,44 +36,37 @@ export interface WatchdogOptions {
 const BATCH_SIZE = 1_000;
 
 /**
- * One renewal scheduler per client. Every `watchdogTimeout / 3` it renews all holds, one script
- * call per batch of keys that may share a call (per server, or per slot on a Cluster).
+ * One renewal scheduler per client. A hold is renewed once a third of the time proven for it has
+ * passed; a round renews every hold due within the next half period too, one script call per batch
+ * of keys that may share a call (per server, or per slot on a Cluster), so that N holds taken
+ * at any moments cost about N/1000 calls per period. It only renews: what Redis answers goes to
+ * each hold's Liveness, which decides whether the hold is lost.
  */
 export class Watchdog {
-  readonly #entries = new LinkedList<RenewalEntry>();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #entries = new Set<Entry>();
+  #timer: LongTimer | undefined;
+  #timerAt = Infinity;
   #stopped = false;
-  #renewing = false;
 
   constructor(private readonly options: WatchdogOptions) {}
 
   /**
-   * Starts renewing a hold whose lease (`watchdogTimeout`) was set at `acquiredAt`; `onLost` hears
-   * once if it is lost. Returns the entry, for `remove()`. (`onLost` is apart from the target so
-   * that callers pass their records as they are: copying one with an added property costs
-   * microseconds on every acquisition.)
+   * Renews `liveness` until `renewUntil` (Infinity: until removed). Returns what stops renewing it.
    */
-  add(target: RenewalTarget, acquiredAt: number, onLost: (error: LockLostError) => void): RenewalEntry {
-    const { watchdogTimeout, maxLeaseTime } = this.options;
-    const entry: RenewalEntry = {
-      target,
-      onLost,
-      confirmedUntil: acquiredAt + watchdogTimeout,
-      renewUntil: maxLeaseTime === undefined ? Infinity : acquiredAt + maxLeaseTime,
-      prev: undefined,
-      next: undefined,
-      listed: false,
+  add(liveness: Liveness, target: RenewalTarget, renewUntil = Infinity): () => void {
+    const entry: Entry = { liveness, target, renewUntil, renewAt: renewalDue(Date.now(), liveness), removed: false };
+    this.#entries.add(entry);
+    this.#schedule(entry.renewAt);
+    const remove = (): void => {
+      entry.removed = true;
+      this.#entries.delete(entry);
+      stopWatching();
     };
-    this.#entries.append(entry);
-    // The timer stays set when the last hold leaves (its round then finds nothing to renew and
-    // stops): a lock()/unlock() loop should not pay for a timer each time round.
-    this.#schedule(this.#period());
-    return entry;
-  }
-
-  /** Stops renewing `entry` (released, lost, or given up); removing it twice is harmless. */
-  remove(entry: RenewalEntry): void {
-    this.#entries.remove(entry);
+    // Lost or released: nothing left to renew.
+    const stopWatching = liveness.watch(() => {
+      if (!liveness.alive) remove();
+    });
+    return remove;
   }
 
   get size(): number {
@@ -86,107 +76,98 @@ export class Watchdog {
   /** Stops every renewal (client shutdown); holds are left to expire. */
   stop(): void {
     this.#stopped = true;
-    for (const entry of this.#entries.snapshot()) this.remove(entry);
-    this.#clearTimer();
+    this.#entries.clear();
+    this.#timer?.cancel();
   }
 
-  /** Renews every hold now (the timer calls this; tests and benchmarks may too). */
-  async renewAll(): Promise<void> {
-    this.#clearTimer();
-    this.#renewing = true;
-    const now = Date.now();
-    const batches = new Map<string, RenewalEntry[]>();
-    for (const entry of this.#entries.snapshot()) {
-      if (now >= entry.renewUntil) {
-        if (now >= entry.confirmedUntil) this.#lose(entry, 'it reached maxLeaseTime and expired');
-        continue;
-      }
-      const group = `${entry.target.script.sha}|${this.options.batchGroup(entry.target.key)}`;
-      let batch = batches.get(group);
-      if (!batch) batches.set(group, (batch = []));
-      batch.push(entry);
-    }
-    const calls: Promise<void>[] = [];
-    for (const batch of batches.values()) {
-      for (let i = 0; i < batch.length; i += BATCH_SIZE) calls.push(this.#renewBatch(batch.slice(i, i + BATCH_SIZE)));
-    }
-    await Promise.all(calls);
-    this.#renewing = false;
-    if (this.#entries.size > 0) this.#schedule(this.#nextDelay(now));
-  }
-
-  async #renewBatch(batch: RenewalEntry[]): Promise<void> {
-    const started = Date.now();
-    const keys = batch.map((entry) => entry.target.key);
-    const args: (string | number)[] = [];
-    for (const entry of batch) {
-      args.push(entry.target.field, Math.max(1, Math.min(this.options.watchdogTimeout, entry.renewUntil - started)));
-    }
-    // A renewal may not outlive the earliest lease it protects: past that, the lock is lost anyway.
-    const deadline = Math.min(...batch.map((entry) => entry.confirmedUntil));
-    try {
-      const reply = await this.options.run(batch[0]!.target.script, keys, args, deadline);
-      const renewed = Array.isArray(reply) ? reply : [];
-      batch.forEach((entry, i) => {
-        if (!entry.listed) return;
-        if (renewed[i] === 1) {
-          entry.confirmedUntil = started + Number(args[2 * i + 1]);
-          listening('renew')?.publish({ name: entry.target.name, key: entry.target.key });
-        } else {
-          this.#lose(entry, 'renewal found it no longer held');
-        }
-      });
-    } catch (error) {
-      this.options.onRenewalError(
-        error,
-        batch.map((entry) => entry.target.name),
-      );
-      const now = Date.now();
-      for (const entry of batch) {
-        if (entry.listed && now >= entry.confirmedUntil) {
-          this.#lose(entry, 'renewal kept failing until its lease ran out', error);
-        }
-      }
-    }
-  }
-
-  #lose(entry: RenewalEntry, why: string, cause?: unknown): void {
-    this.remove(entry);
-    const error = new LockLostError(
-      `Lock "${entry.target.name}" was lost: ${why}`,
-      cause === undefined ? undefined : { cause },
-    );
-    entry.onLost(error);
+  /** Renews every hold now, due or not (tests and benchmarks call this). */
+  renewAll(): Promise<void> {
+    return this.#round(Infinity);
   }
 
   #period(): number {
     return Math.max(1, Math.floor(this.options.watchdogTimeout / 3));
   }
 
-  /**
-   * One period after the round that `roundStarted` (so the time a round takes does not stretch the
-   * period); sooner when a hold's confirmed lease ends before that (failing renewals).
-   */
-  #nextDelay(roundStarted: number): number {
-    const now = Date.now();
-    let delay = Math.max(0, this.#period() - (now - roundStarted));
-    for (let entry = this.#entries.head; entry; entry = entry.next)
-      delay = Math.min(delay, Math.max(0, entry.confirmedUntil - now));
-    return delay;
+  async #round(horizon: number): Promise<void> {
+    this.#timer?.cancel();
+    this.#timerAt = Infinity;
+    const batches = new Map<string, Entry[]>();
+    for (const entry of this.#entries) {
+      if (!entry.liveness.alive) {
+        this.#entries.delete(entry);
+        continue;
+      }
+      if (entry.renewAt > horizon) continue;
+      const group = `${entry.target.script.sha}|${this.options.batchGroup(entry.target.key)}`;
+      const batch = batches.get(group) ?? [];
+      if (batch.length === 0) batches.set(group, batch);
+      batch.push(entry);
+    }
+    const calls: Promise<void>[] = [];
+    for (const batch of batches.values()) {
+      for (let i = 0; i < batch.length; i += BATCH_SIZE) calls.push(this.#renew(batch.slice(i, i + BATCH_SIZE)));
+    }
+    await Promise.all(calls);
+    let next = Infinity;
+    for (const entry of this.#entries) next = Math.min(next, entry.renewAt);
+    this.#schedule(next);
   }
 
-  #schedule(delay: number): void {
-    if (this.#stopped || this.#renewing || this.#timer !== undefined) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      void this.renewAll();
-    }, delay);
-    // Renewal alone must not keep a process alive: the user's own work does that.
-    this.#timer.unref();
+  async #renew(batch: Entry[]): Promise<void> {
+    const sentAt = Date.now();
+    const leases = batch.map((entry) => Math.max(1, Math.min(this.options.watchdogTimeout, entry.renewUntil - sentAt)));
+    const args = batch.flatMap((entry, i) => [entry.target.owner, leases[i]!]);
+    // A renewal that gets no answer gives up halfway to the earliest lease it protects, so that
+    // there is time to try again before the hold is lost.
+    const earliest = Math.min(...batch.map((entry) => entry.liveness.validUntil));
+    const deadline = sentAt + Math.max(0, earliest - sentAt) / 2;
+    try {
+      const reply = await this.options.run(
+        batch[0]!.target.script,
+        batch.map((entry) => entry.target.key),
+        args,
+        deadline,
+      );
+      const renewed = Array.isArray(reply) ? reply : [];
+      batch.forEach((entry, i) => {
+        if (entry.removed) return; // released meanwhile: whatever Redis said is no news
+        if (renewed[i] !== 1) return entry.liveness.lose('renewal found it no longer held');
+        entry.liveness.confirm(provenUntil(sentAt, leases[i]!));
+        listening('renew')?.publish({ ...entry.liveness.hold });
+        this.#afterRenewal(entry, sentAt);
+      });
+    } catch (error) {
+      this.options.onRenewalError(
+        error,
+        batch.map((entry) => entry.liveness.hold.name),
+      );
+      // Try again soon; the Liveness reports the hold lost if its proven time runs out first.
+      const retryAt = Date.now() + Math.min(1_000, this.#period());
+      for (const entry of batch) entry.renewAt = Math.min(retryAt, Math.max(Date.now(), entry.liveness.validUntil - 1));
+    }
   }
 
-  #clearTimer(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+  #afterRenewal(entry: Entry, sentAt: number): void {
+    if (entry.liveness.validUntil >= provenUntil(entry.renewUntil, 0)) {
+      // Proven to its end: nothing left to renew; its Liveness ends it when the time comes.
+      entry.removed = true;
+      this.#entries.delete(entry);
+    } else {
+      entry.renewAt = renewalDue(sentAt, entry.liveness);
+    }
   }
+
+  #schedule(at: number): void {
+    if (this.#stopped || at >= this.#timerAt || at === Infinity) return;
+    this.#timer?.cancel();
+    this.#timerAt = at;
+    // Everything due within half a period more goes in the same round, so that batches stay full.
+    this.#timer = setLongTimeout(() => void this.#round(at + this.#period() / 2), at - Date.now());
+  }
+}
+
+/** A third of the way from `from` to the end of what is proven. */
+function renewalDue(from: number, liveness: Liveness): number {
+  return from + (liveness.validUntil - from) / 3;
 }

@@ -1,6 +1,8 @@
 import type { ClientContext } from '../context.js';
-import { acquireLoop, type Attempt } from '../engine/acquire-loop.js';
+import { acquire } from '../engine/acquire.js';
 import { countDownLatchKeys } from '../keys.js';
+import { newOwnerId } from '../owner.js';
+import { runUntilKnown } from '../redis/script-runner.js';
 import {
   countDownLatchCountDown,
   countDownLatchDelete,
@@ -22,7 +24,9 @@ export interface AwaitOptions {
  * it down, and every waiter in every process is woken by pub/sub the moment it reaches 0.
  *
  * The count is kept in Redis without a TTL (it must outlive any one process) until it reaches 0
- * or the latch is deleted; a latch never set, or at 0, leaves no key behind and counts 0.
+ * or the latch is deleted; a latch never set, or at 0, leaves no key behind and counts 0. Every
+ * change is safe to repeat when its reply was lost (a marker per call): a countDown() sent
+ * twice counts once.
  */
 export interface CountDownLatch {
   /** The latch's name. */
@@ -46,63 +50,65 @@ export interface CountDownLatch {
 const LOST_MESSAGE_RECHECK_MS = 60_000;
 
 class RedisCountDownLatch implements CountDownLatch {
-  readonly #key: string;
-  readonly #channel: string;
+  readonly #keys: ReturnType<typeof countDownLatchKeys>;
 
   constructor(
     private readonly ctx: ClientContext,
     readonly name: string,
   ) {
-    const keys = countDownLatchKeys(ctx.options.keyPrefix, name);
-    this.#key = keys.count;
-    this.#channel = keys.channel;
+    this.#keys = countDownLatchKeys(ctx.options.keyPrefix, name);
   }
 
   async trySetCount(count: number): Promise<boolean> {
     checkInteger(count, 'count', 0);
-    this.ctx.assertOpen();
-    return Number(await this.ctx.run(countDownLatchTrySetCount, [this.#key], [count])) === 1;
+    return (await this.#once(countDownLatchTrySetCount, [count])) === 1;
   }
 
   async countDown(): Promise<void> {
-    this.ctx.assertOpen();
-    await this.ctx.run(countDownLatchCountDown, [this.#key], [this.#channel]);
+    await this.#once(countDownLatchCountDown, [this.#keys.channel]);
   }
 
   async getCount(): Promise<number> {
     this.ctx.assertOpen();
-    return Number(await this.ctx.run(countDownLatchGetCount, [this.#key], []));
+    return Number(await this.ctx.run(countDownLatchGetCount, [this.#keys.count], []));
   }
 
   async await(options?: AwaitOptions): Promise<boolean> {
-    const given = checkOptions<AwaitOptions>(options);
+    const given = checkOptions<AwaitOptions>(options, ['waitTime', 'signal']);
     const waitTime = checkOptionalDuration(given.waitTime, 'waitTime');
     const signal = checkSignal(given.signal);
     this.ctx.assertOpen();
-    const attempt = async (deadline: number | undefined): Promise<Attempt<true>> => {
-      try {
-        const count = Number(await this.ctx.run(countDownLatchGetCount, [this.#key], [], deadline));
-        return count === 0 ? { acquired: true, value: true } : { acquired: false, retryIn: LOST_MESSAGE_RECHECK_MS };
-      } catch (error) {
-        // Cut by the caller's own waitTime: that is the timeout they asked for, not an outage.
-        if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
-        throw error;
-      }
-    };
-    const reached = await acquireLoop({
-      attempt,
-      waiters: this.ctx.waiters,
-      channel: this.#channel,
-      waitTime,
-      signal,
-      name: this.name,
-    });
+    const { run } = this.ctx;
+    const key = this.#keys.count;
+    const reached = await acquire<true>(
+      {
+        name: this.name,
+        kind: 'count-down-latch',
+        channel: this.#keys.channel,
+        async attempt(deadline) {
+          const count = Number(await run(countDownLatchGetCount, [key], [], deadline));
+          return count === 0 ? { acquired: true, value: true } : { acquired: false, retryIn: LOST_MESSAGE_RECHECK_MS };
+        },
+        // Waiting takes nothing.
+        giveUp: () => Promise.resolve(),
+      },
+      this.ctx,
+      { deadline: waitTime === undefined ? undefined : Date.now() + waitTime, signal },
+    );
     return reached ?? false;
   }
 
   async delete(): Promise<boolean> {
+    return (await this.#once(countDownLatchDelete, [this.#keys.channel])) === 1;
+  }
+
+  /** Runs a change of the count under a marker of its own (see lib/once.lua), until its outcome is known. */
+  async #once(script: Parameters<ClientContext['run']>[0], args: (string | number)[]): Promise<number> {
     this.ctx.assertOpen();
-    return Number(await this.ctx.run(countDownLatchDelete, [this.#key], [this.#channel])) === 1;
+    const { commandTimeout } = this.ctx.options;
+    const keys = [this.#keys.count, this.#keys.op(newOwnerId())];
+    const until = Date.now() + commandTimeout;
+    return Number(await runUntilKnown(this.ctx.run, script, keys, [...args, 2 * commandTimeout], until));
   }
 }
 

@@ -1,7 +1,8 @@
 import type { ClientContext } from '../context.js';
+import { KeyLock } from '../engine/key-lock.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import type { Lock } from '../lock.js';
-import { reentrantBackend } from './lock.js';
+import { lockBackend } from './reentrant-lock.js';
 
 /**
  * Creates the fair lock returned by `LockClient.getFairLock()` (Redisson's RFairLock): granted in
@@ -11,9 +12,8 @@ import { reentrantBackend } from './lock.js';
  * and the place of one that stopped (its process died) lapses after it; aborting or a `waitTime`
  * that runs out gives the place up at once; a one-shot `tryLock()` neither queues nor takes the
  * lock ahead of a live waiter. Sharing the queue keeps one order when `getLock()` and
- * `getFairLock()` handles of one name are mixed. `test/primitives/fair-lock*.test.ts` pins these
- * guarantees for this entry point.
+ * `getFairLock()` handles of one name are mixed.
  */
 export function createFairLock(ctx: ClientContext, name: string): Lock {
-  return new LockHandle(ctx, reentrantBackend(ctx, name));
+  return new LockHandle(new KeyLock(ctx, lockBackend(ctx, name, 'fair-lock', { queue: true })));
 }

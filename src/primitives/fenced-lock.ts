@@ -1,13 +1,12 @@
 import type { ClientContext } from '../context.js';
-import type { LockBackend } from '../engine/lock-backend.js';
-import { LockHandle } from '../engine/lock-handle.js';
+import { KeyLock, type LockBackend } from '../engine/key-lock.js';
+import { LockHandle, toRequest } from '../engine/lock-handle.js';
 import { LockNotHeldError } from '../errors.js';
 import { lockKeys } from '../keys.js';
 import type { Lock } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
 import { fencedLockIssue, fencedLockToken } from '../scripts/index.js';
-import { checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
-import { reentrantBackend } from './lock.js';
+import { lockBackend } from './reentrant-lock.js';
 
 /**
  * A lock that hands each new holder a fencing token: a number that strictly increases over every
@@ -27,49 +26,55 @@ export interface FencedLock extends Lock {
 /**
  * Fencing on the re-entrant lock: the same hash and waiter queue (so it excludes, and queues in one
  * order with, `getLock()` of the same name), plus a counter. The lock is taken as usual (queue,
- * hand-over); the token is then issued to the holder while it holds the lock.
+ * hand-over); the token is then issued to the holder while it holds the lock, which also proves
+ * the hold with a round trip.
  */
 function fencedBackend(ctx: ClientContext, name: string): LockBackend {
-  const base = reentrantBackend(ctx, name);
+  const base = lockBackend(ctx, name, 'fenced-lock', { queue: true });
   const counter = lockKeys(ctx.options.keyPrefix, name).fence;
   return {
     ...base,
-    async attempt(owner, leaseMs, deadline, place) {
-      const taken = await base.attempt(owner, leaseMs, deadline, place);
-      if (!taken.acquired) return taken;
-      const token = await ctx.run(fencedLockIssue, [base.key, counter], [owner], deadline);
-      // Lost in between (a lease shorter than a round trip, an expired hand-over): not acquired.
-      if (token === null) return { acquired: false, retryIn: 1 };
-      return { acquired: true, value: BigInt(token as string) };
+    begin(owner, leaseMs) {
+      const acquisition = base.begin(owner, leaseMs);
+      return {
+        ...acquisition,
+        async attempt(deadline, message) {
+          const taken = await acquisition.attempt(deadline, message);
+          if (!taken.acquired) return taken;
+          const token = await ctx.run(fencedLockIssue, [base.key, counter], [owner], deadline);
+          // Lost in between (a lease shorter than a round trip): not acquired, try again.
+          if (token === null) return { acquired: false, retryIn: 1 };
+          return { acquired: true, value: { ...taken.value, token: BigInt(token as string) } };
+        },
+      };
     },
   };
 }
 
 class FencedLockHandle extends LockHandle implements FencedLock {
+  constructor(
+    private readonly ctx: ClientContext,
+    private readonly key: string,
+    backend: LockBackend,
+  ) {
+    super(new KeyLock(ctx, backend));
+  }
+
   async lockAndGetToken(options?: LockOptions): Promise<bigint> {
-    const given = checkOptions<LockOptions>(options);
-    const acquired = await this.acquireHold({
-      waitTime: undefined,
-      leaseTime: checkOptionalDuration(given.leaseTime, 'leaseTime', true),
-      signal: checkSignal(given.signal),
-    });
-    // Without a waitTime the wait only ends acquired (or by rejecting).
-    return acquired!.token!;
+    // Without a deadline the wait only ends acquired (or by rejecting).
+    const taken = await this.take(toRequest(options, false), true);
+    return taken!.held.token!;
   }
 
   async tryLockAndGetToken(options?: TryLockOptions): Promise<bigint | null> {
-    const given = checkOptions<TryLockOptions>(options);
-    const acquired = await this.acquireHold({
-      waitTime: checkOptionalDuration(given.waitTime, 'waitTime') ?? 0,
-      leaseTime: checkOptionalDuration(given.leaseTime, 'leaseTime', true),
-      signal: checkSignal(given.signal),
-    });
-    return acquired?.token ?? null;
+    const request = toRequest(options, true);
+    const taken = await this.take({ ...request, deadline: request.deadline ?? Date.now() }, true);
+    return taken?.held.token ?? null;
   }
 
   async getToken(): Promise<bigint> {
     this.ctx.assertOpen();
-    const token = await this.ctx.run(fencedLockToken, [this.backend.key], []);
+    const token = await this.ctx.run(fencedLockToken, [this.key], []);
     if (token === null)
       throw new LockNotHeldError(`Lock "${this.name}" is not held, so it has no current fencing token`);
     return BigInt(token as string);
@@ -78,5 +83,6 @@ class FencedLockHandle extends LockHandle implements FencedLock {
 
 /** Creates the fenced lock returned by `LockClient.getFencedLock()`. */
 export function createFencedLock(ctx: ClientContext, name: string): FencedLock {
-  return new FencedLockHandle(ctx, fencedBackend(ctx, name));
+  const backend = fencedBackend(ctx, name);
+  return new FencedLockHandle(ctx, backend.key, backend);
 }

@@ -1,8 +1,9 @@
 import type { ClientContext } from '../context.js';
-import { acquireLoop, type Attempt } from '../engine/acquire-loop.js';
+import { acquire, type Attempt } from '../engine/acquire.js';
 import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
 import { permitExpirableSemaphoreKeys } from '../keys.js';
-import { randomId } from '../owner.js';
+import { newOwnerId, randomId } from '../owner.js';
+import { runUntilKnown } from '../redis/script-runner.js';
 import {
   permitExpirableSemaphoreAcquire,
   permitExpirableSemaphoreAddPermits,
@@ -36,23 +37,21 @@ export interface PermitTryAcquireOptions extends PermitAcquireOptions {
 /**
  * A semaphore whose permits have ids and optional leases (Redisson's RPermitExpirableSemaphore).
  * Redis keeps the total (a string without TTL: the semaphore's state) and a sorted set of the
- * permits out, by lease expiry. Available = total minus the permits whose lease has not run out,
+ * permits out, by lease end. Available = total minus the permits whose lease has not run out,
  * so a permit of a crashed holder returns to the pool when its lease ends, without anyone
- * releasing it; waiters retry at that moment.
+ * releasing it; waiters retry at that moment. Every change is safe to repeat when its reply was
+ * lost: a permit's id names its acquisition, and releases and total changes leave a marker.
  */
 export class PermitExpirableSemaphore {
   readonly #ctx: ClientContext;
   readonly #name: string;
-  readonly #keys: readonly string[];
-  readonly #channel: string;
+  readonly #keys: ReturnType<typeof permitExpirableSemaphoreKeys>;
 
   /** @internal Use `LockClient.getPermitExpirableSemaphore(name)`. */
   constructor(ctx: ClientContext, name: string) {
     this.#ctx = ctx;
     this.#name = name;
-    const keys = permitExpirableSemaphoreKeys(ctx.options.keyPrefix, name);
-    this.#keys = [keys.total, keys.leases];
-    this.#channel = keys.channel;
+    this.#keys = permitExpirableSemaphoreKeys(ctx.options.keyPrefix, name);
   }
 
   /** The semaphore's name. */
@@ -63,18 +62,18 @@ export class PermitExpirableSemaphore {
   /** Sets the number of permits if it was never set; true when it was set by this call. */
   async trySetPermits(permits: number): Promise<boolean> {
     checkInteger(permits, 'permits', 0);
-    return (await this.#run(permitExpirableSemaphoreAddPermits, [permits, 'set'])) === 1;
+    return (await this.#changeTotal(permits, 'set')) === 1;
   }
 
   /** Adds permits to the total; a negative number removes them. */
   async addPermits(permits: number): Promise<void> {
     checkInteger(permits, 'permits', -Number.MAX_SAFE_INTEGER);
-    await this.#run(permitExpirableSemaphoreAddPermits, [permits, 'add']);
+    await this.#changeTotal(permits, 'add');
   }
 
   /** Waits for a permit; resolves with its id (pass it to `release`). */
   async acquire(options?: PermitAcquireOptions): Promise<string> {
-    const given = checkOptions<PermitAcquireOptions>(options);
+    const given = checkOptions<PermitAcquireOptions>(options, ['leaseTime', 'signal']);
     const leaseTime = checkOptionalDuration(given.leaseTime, 'leaseTime', true);
     const id = await this.#take(undefined, leaseTime, checkSignal(given.signal));
     if (id === null) throw new LockAcquireTimeoutError(`Could not acquire a permit of "${this.#name}"`);
@@ -83,10 +82,10 @@ export class PermitExpirableSemaphore {
 
   /** One attempt, or waits up to `waitTime`; the permit's id, or null when none was free. */
   async tryAcquire(options?: PermitTryAcquireOptions): Promise<string | null> {
-    const given = checkOptions<PermitTryAcquireOptions>(options);
+    const given = checkOptions<PermitTryAcquireOptions>(options, ['waitTime', 'leaseTime', 'signal']);
     const waitTime = checkOptionalDuration(given.waitTime, 'waitTime') ?? 0;
     const leaseTime = checkOptionalDuration(given.leaseTime, 'leaseTime', true);
-    return this.#take(waitTime, leaseTime, checkSignal(given.signal));
+    return this.#take(Date.now() + waitTime, leaseTime, checkSignal(given.signal));
   }
 
   /** Returns a permit; rejects with `LockNotHeldError` when it is unknown, released or expired. */
@@ -101,58 +100,85 @@ export class PermitExpirableSemaphore {
   /** Returns a permit; false when it is unknown, released or expired. */
   async tryRelease(permitId: string): Promise<boolean> {
     checkName(permitId, 'permitId');
-    return (await this.#run(permitExpirableSemaphoreRelease, [permitId])) === 1;
+    this.#ctx.assertOpen();
+    return (await this.#release(permitId)) === 1;
   }
 
   /** Permits free now (leases that ran out count as free). */
   async availablePermits(): Promise<number> {
-    return this.#run(permitExpirableSemaphoreAvailable, []);
+    this.#ctx.assertOpen();
+    const { total, leases, channel } = this.#keys;
+    return Number(await this.#ctx.run(permitExpirableSemaphoreAvailable, [total, leases], [channel]));
   }
 
   /** Gives a permit still out a new lease of `leaseTime` ms from now; false when it is not out. */
   async updateLeaseTime(permitId: string, leaseTime: number): Promise<boolean> {
     checkName(permitId, 'permitId');
     checkDuration(leaseTime, 'leaseTime', true);
-    return (await this.#run(permitExpirableSemaphoreUpdateLease, [permitId, leaseTime])) === 1;
+    this.#ctx.assertOpen();
+    const { total, leases, channel } = this.#keys;
+    const until = Date.now() + this.#ctx.options.commandTimeout;
+    const reply = await runUntilKnown(
+      this.#ctx.run,
+      permitExpirableSemaphoreUpdateLease,
+      [total, leases],
+      [channel, permitId, leaseTime],
+      until,
+    );
+    return Number(reply) === 1;
   }
 
-  async #run(
-    script: Parameters<ClientContext['run']>[0],
-    args: (string | number)[],
-    deadline?: number,
-  ): Promise<number> {
+  async #changeTotal(permits: number, how: 'set' | 'add'): Promise<number> {
     this.#ctx.assertOpen();
-    const reply = await this.#ctx.run(script, this.#keys, [this.#channel, ...args], deadline);
-    return reply === null ? Number.NaN : Number(reply);
+    const { commandTimeout } = this.#ctx.options;
+    const keys = [this.#keys.total, this.#keys.op(newOwnerId())];
+    const args = [this.#keys.channel, permits, how, 2 * commandTimeout];
+    const until = Date.now() + commandTimeout;
+    return Number(await runUntilKnown(this.#ctx.run, permitExpirableSemaphoreAddPermits, keys, args, until));
+  }
+
+  async #release(permitId: string): Promise<number> {
+    const { commandTimeout } = this.#ctx.options;
+    const { total, leases, channel } = this.#keys;
+    // The marker is this call's own: a repeat finds it, a second release() by the user does not.
+    const keys = [total, leases, this.#keys.op(newOwnerId())];
+    const until = Date.now() + commandTimeout;
+    const args = [channel, permitId, 2 * commandTimeout];
+    return Number(await runUntilKnown(this.#ctx.run, permitExpirableSemaphoreRelease, keys, args, until));
   }
 
   async #take(
-    waitTime: number | undefined,
+    deadline: number | undefined,
     leaseTime: number | undefined,
     signal: AbortSignal | undefined,
   ): Promise<string | null> {
     this.#ctx.assertOpen();
-    const attempt = async (deadline: number | undefined): Promise<Attempt<string>> => {
-      // A fresh id per attempt: a timed-out attempt is undone by releasing exactly its id.
-      const id = randomId(16);
-      try {
-        const retryIn = await this.#run(permitExpirableSemaphoreAcquire, [id, leaseTime ?? ''], deadline);
-        return Number.isNaN(retryIn) ? { acquired: true, value: id } : { acquired: false, retryIn };
-      } catch (error) {
-        this.tryRelease(id).catch(() => undefined);
-        if (deadline !== undefined && Date.now() >= deadline) return { acquired: false, retryIn: 0 };
-        throw error;
-      }
-    };
-    const { waiters } = this.#ctx;
-    const id = await acquireLoop({ attempt, waiters, channel: this.#channel, waitTime, signal, name: this.#name });
-    if (id === undefined) return null;
-    if (signal?.aborted) {
-      // Aborted while the winning attempt was in flight: leave no permit taken.
-      await this.tryRelease(id).catch(() => undefined);
-      throw signal.reason;
-    }
-    return id;
+    const { run } = this.#ctx;
+    const { total, leases, channel } = this.#keys;
+    // One id per acquisition: a repeated attempt finds its permit, a give-up releases exactly it.
+    const id = randomId(16);
+    const taken = await acquire<string>(
+      {
+        name: this.#name,
+        kind: 'permit-expirable-semaphore',
+        channel,
+        async attempt(attemptDeadline): Promise<Attempt<string>> {
+          const reply = await run(
+            permitExpirableSemaphoreAcquire,
+            [total, leases],
+            [channel, id, leaseTime ?? ''],
+            attemptDeadline,
+          );
+          return reply === null ? { acquired: true, value: id } : { acquired: false, retryIn: Number(reply) };
+        },
+        giveUp: async () => {
+          await this.#release(id);
+        },
+      },
+      this.#ctx,
+      { deadline, signal },
+    );
+    return taken ?? null;
   }
 }
 

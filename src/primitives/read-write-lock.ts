@@ -1,11 +1,14 @@
 import type { ClientContext } from '../context.js';
-import type { LockBackend } from '../engine/lock-backend.js';
+import type { Attempt } from '../engine/acquire.js';
+import { KeyLock, type Grant, type LockBackend } from '../engine/key-lock.js';
 import { LockHandle } from '../engine/lock-handle.js';
+import { provenUntil } from '../engine/liveness.js';
 import { readWriteLockKeys } from '../keys.js';
 import type { Lock } from '../lock.js';
-import type { TryLockOptions } from '../options.js';
-import { currentScopeOwner, randomId, runAsOwner } from '../owner.js';
+import { newOwnerId } from '../owner.js';
+import { runUntilKnown } from '../redis/script-runner.js';
 import {
+  lockReenter,
   lockRenew,
   lockStatus,
   readWriteLockReadAcquire,
@@ -17,17 +20,16 @@ import {
   readWriteLockWriteForceUnlock,
   readWriteLockWriteRelease,
 } from '../scripts/index.js';
-import { toStatus } from './lock.js';
+import { toStatus } from './reentrant-lock.js';
 
 /**
  * A read-write lock (Redisson's RReadWriteLock): many readers at once, or one writer.
  *
  * - Both locks are re-entrant, and both are full {@link Lock}s (waiting, watchdog, leases, scope).
- * - The write holder may also take the read lock (downgrade); a reader cannot take the write lock
- *   (upgrade): the write lock waits while any read hold exists, the caller's own included.
+ * - Inside the write lock's `withLock()` callback (or a `scope()`), the read lock is taken as the
+ *   same owner (downgrade); a reader cannot take the write lock (no upgrade): the write lock waits
+ *   while any read hold exists, the caller's own included.
  * - Every reader has its own lease: one reader leaving or expiring never shortens another's.
- * - `readLock()` and `writeLock()` of one `ReadWriteLock` act as one owner (like one Java thread);
- *   two `getReadWriteLock(name)` calls are two owners.
  */
 export interface ReadWriteLock {
   /** The lock's name. */
@@ -38,45 +40,90 @@ export interface ReadWriteLock {
   writeLock(): Lock;
 }
 
-/** Where each side is kept and announced. */
-interface RwKeys {
-  /** Write hash: owner -> write holds, expiring with the write lease. */
-  readonly write: string;
-  /** Read hash: `n:<owner>` -> read holds, `t:<owner>` -> that reader's expiry (Redis clock). */
-  readonly read: string;
-  /** Waiting readers listen here (a freed write lock wakes them all). */
-  readonly readChannel: string;
-  /** Waiting writers listen here (a freed lock wakes one). */
-  readonly writeChannel: string;
+type RwKeys = ReturnType<typeof readWriteLockKeys>;
+
+/** The outcome of an acquire script: nil when taken, else ms until worth trying again. */
+function attemptReply(reply: unknown, sentAt: number, leaseMs: number): Attempt<Grant> {
+  if (reply !== null) return { acquired: false, retryIn: Number(reply) };
+  const validUntil = provenUntil(sentAt, leaseMs);
+  return validUntil > Date.now()
+    ? { acquired: true, value: { since: sentAt, validUntil } }
+    : { acquired: false, retryIn: 0 };
 }
 
-function rwKeys(ctx: ClientContext, name: string): RwKeys {
-  return readWriteLockKeys(ctx.options.keyPrefix, name);
+/** What both sides share: a fresh acquisition that waits on `channel` and gives up with `leave`. */
+function side(
+  ctx: ClientContext,
+  k: RwKeys,
+  which: 'read' | 'write',
+  name: string,
+): Pick<LockBackend, 'name' | 'kind' | 'identity' | 'forceUnlock'> {
+  const { commandTimeout } = ctx.options;
+  return {
+    name,
+    kind: which === 'read' ? 'read-lock' : 'write-lock',
+    // Both sides are one lock for re-entry: the writer's callback reads as the writer.
+    identity: `${ctx.clientId}|${k.write}`,
+    async forceUnlock() {
+      const marker = k.released(which, `force:${newOwnerId()}`);
+      const until = Date.now() + commandTimeout;
+      const reply =
+        which === 'read'
+          ? await runUntilKnown(
+              ctx.run,
+              readWriteLockReadForceUnlock,
+              [k.write, k.read, marker],
+              [k.writeChannel, 2 * commandTimeout],
+              until,
+            )
+          : await runUntilKnown(
+              ctx.run,
+              readWriteLockWriteForceUnlock,
+              [k.write, k.read, marker],
+              [k.readChannel, k.writeChannel, 2 * commandTimeout],
+              until,
+            );
+      return Number(reply) === 1;
+    },
+  };
 }
-
-const acquireReply = (reply: unknown) =>
-  reply === null ? ({ acquired: true, value: null } as const) : ({ acquired: false, retryIn: Number(reply) } as const);
 
 function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
   const { run } = ctx;
   const both = [k.write, k.read];
+  const release = (owner: string, holds: number | 'all', until: number): Promise<number> => {
+    const keep = Math.max(0, until - Date.now()) + ctx.options.commandTimeout;
+    const keys = [...both, k.released('read', owner)];
+    return runUntilKnown(run, readWriteLockReadRelease, keys, [owner, k.writeChannel, holds, keep], until).then(Number);
+  };
   return {
-    name,
+    ...side(ctx, k, 'read', name),
     key: k.read,
-    channel: k.readChannel,
     renewScript: readWriteLockReadRenew,
-    async attempt(owner, leaseMs, deadline) {
-      return acquireReply(await run(readWriteLockReadAcquire, both, [owner, leaseMs], deadline));
+    begin(owner, leaseMs) {
+      return {
+        name,
+        kind: 'read-lock',
+        channel: k.readChannel,
+        async attempt(deadline) {
+          const sentAt = Date.now();
+          return attemptReply(
+            await run(readWriteLockReadAcquire, both, [owner, leaseMs, 0], deadline),
+            sentAt,
+            leaseMs,
+          );
+        },
+        async giveUp() {
+          await release(owner, 'all', Date.now() + ctx.options.commandTimeout);
+        },
+      };
     },
-    async release(owner) {
-      return Number(await run(readWriteLockReadRelease, both, [owner, k.writeChannel, '0']));
+    async reenter(owner, holds, leaseMs, until) {
+      const sentAt = Date.now();
+      const reply = await runUntilKnown(run, readWriteLockReadAcquire, both, [owner, leaseMs, holds], until);
+      return reply === null ? { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) } : null;
     },
-    async releaseAll(owner) {
-      await run(readWriteLockReadRelease, both, [owner, k.writeChannel, '1']);
-    },
-    async forceUnlock() {
-      return Number(await run(readWriteLockReadForceUnlock, both, [k.writeChannel])) === 1;
-    },
+    release,
     async status(owner) {
       return toStatus(await run(readWriteLockReadStatus, [k.read], [owner]));
     },
@@ -86,62 +133,47 @@ function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
 function writeBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
   const { run } = ctx;
   const both = [k.write, k.read];
+  const release = (owner: string, holds: number | 'all', until: number): Promise<number> => {
+    const keep = Math.max(0, until - Date.now()) + ctx.options.commandTimeout;
+    const keys = [...both, k.released('write', owner)];
+    const args = [owner, k.readChannel, k.writeChannel, holds, keep];
+    return runUntilKnown(run, readWriteLockWriteRelease, keys, args, until).then(Number);
+  };
   return {
-    name,
+    ...side(ctx, k, 'write', name),
     key: k.write,
-    channel: k.writeChannel,
-    // The write hash has the plain lock's shape, so its renewals share the plain lock's batches.
+    // The write hash has the plain lock's shape: its renewals share the plain lock's batches.
     renewScript: lockRenew,
-    async attempt(owner, leaseMs, deadline) {
-      return acquireReply(await run(readWriteLockWriteAcquire, both, [owner, leaseMs], deadline));
+    begin(owner, leaseMs) {
+      return {
+        name,
+        kind: 'write-lock',
+        channel: k.writeChannel,
+        async attempt(deadline) {
+          const sentAt = Date.now();
+          return attemptReply(await run(readWriteLockWriteAcquire, both, [owner, leaseMs], deadline), sentAt, leaseMs);
+        },
+        async giveUp() {
+          await release(owner, 'all', Date.now() + ctx.options.commandTimeout);
+        },
+      };
     },
-    async release(owner) {
-      return Number(await run(readWriteLockWriteRelease, both, [owner, k.readChannel, k.writeChannel, '0']));
+    async reenter(owner, holds, leaseMs, until) {
+      const sentAt = Date.now();
+      const reply = await runUntilKnown(run, lockReenter, [k.write], [owner, holds, leaseMs], until);
+      return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
     },
-    async releaseAll(owner) {
-      await run(readWriteLockWriteRelease, both, [owner, k.readChannel, k.writeChannel, '1']);
-    },
-    async forceUnlock() {
-      return Number(await run(readWriteLockWriteForceUnlock, both, [k.readChannel, k.writeChannel])) === 1;
-    },
+    release,
     async status(owner) {
       return toStatus(await run(lockStatus, [k.write], [owner]));
     },
   };
 }
 
-/**
- * A LockHandle whose owner id outside any scope is shared with its sibling side, so the writer
- * can downgrade through the other handle. `withLock` runs as that same id.
- */
-class SideHandle extends LockHandle {
-  constructor(
-    ctx: ClientContext,
-    backend: LockBackend,
-    private readonly sharedOwner: string,
-  ) {
-    super(ctx, backend);
-  }
-
-  protected override currentOwner(): string {
-    return `${this.ctx.clientId}:${currentScopeOwner() ?? this.sharedOwner}`;
-  }
-
-  override withLock<T>(fn: (signal: AbortSignal) => T | Promise<T>, options?: TryLockOptions): Promise<T> {
-    if (currentScopeOwner() !== undefined) return super.withLock(fn, options);
-    return runAsOwner(this.sharedOwner, () => super.withLock(fn, options));
-  }
-}
-
 /** Creates the read-write lock returned by `LockClient.getReadWriteLock()`. */
 export function createReadWriteLock(ctx: ClientContext, name: string): ReadWriteLock {
-  const keys = rwKeys(ctx, name);
-  const owner = randomId(12);
-  const read = new SideHandle(ctx, readBackend(ctx, name, keys), owner);
-  const write = new SideHandle(ctx, writeBackend(ctx, name, keys), owner);
-  return {
-    name,
-    readLock: () => read,
-    writeLock: () => write,
-  };
+  const keys = readWriteLockKeys(ctx.options.keyPrefix, name);
+  const read = new LockHandle(new KeyLock(ctx, readBackend(ctx, name, keys)));
+  const write = new LockHandle(new KeyLock(ctx, writeBackend(ctx, name, keys)));
+  return { name, readLock: () => read, writeLock: () => write };
 }

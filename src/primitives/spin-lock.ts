@@ -1,10 +1,9 @@
 import type { ClientContext } from '../context.js';
-import { listening } from '../diagnostics.js';
-import type { AcquireLoopOptions } from '../engine/acquire-loop.js';
+import { KeyLock } from '../engine/key-lock.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import type { Lock } from '../lock.js';
 import { checkDuration, checkOptions } from '../validate.js';
-import { reentrantBackend } from './lock.js';
+import { lockBackend } from './reentrant-lock.js';
 
 /** How a SpinLock spaces its attempts: exponential backoff with jitter. */
 export interface SpinBackoff {
@@ -41,7 +40,7 @@ export const SPIN_BACKOFF_DEFAULTS: Readonly<Required<SpinBackoff>> = Object.fre
 
 /** Validates a backoff argument (TypeError / RangeError naming the field) and fills in defaults. */
 export function resolveBackoff(backoff: unknown): Readonly<Required<SpinBackoff>> {
-  const given = checkOptions<SpinBackoff>(backoff, 'backoff');
+  const given = checkOptions<SpinBackoff>(backoff, ['initialDelay', 'maxDelay', 'multiplier', 'jitter'], 'backoff');
   const initialDelay = checkDuration(
     given.initialDelay ?? SPIN_BACKOFF_DEFAULTS.initialDelay,
     'backoff.initialDelay',
@@ -88,58 +87,13 @@ export function backoffDelay(
   return full * (1 - backoff.jitter * random());
 }
 
-/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (signal?.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason as Error);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/**
- * The SpinLock's wait: no subscription, just attempts spaced by the backoff, never sleeping past
- * the holder's lease (the moment the lock may be free) nor past the caller's waitTime.
- */
-function spinWait(ctx: ClientContext, backoff: Readonly<Required<SpinBackoff>>) {
-  return async function <T>(options: AcquireLoopOptions<T>): Promise<T | undefined> {
-    const { attempt, signal, waitTime, name } = options;
-    signal?.throwIfAborted();
-    const started = Date.now();
-    const deadline = waitTime === undefined ? undefined : started + waitTime;
-    let result = options.first ?? (await attempt(waitTime === 0 ? undefined : deadline));
-    if (result.acquired) return result.value;
-    listening('wait')?.publish({ name, phase: 'start', spin: true });
-    for (let retry = 0; ; retry++) {
-      const remaining = deadline === undefined ? Infinity : deadline - Date.now();
-      if (remaining <= 0) {
-        listening('wait')?.publish({ name, phase: 'end', acquired: false, waited: Date.now() - started });
-        return undefined;
-      }
-      const untilFree = result.retryIn > 0 ? result.retryIn : Infinity;
-      await pause(Math.min(backoffDelay(backoff, retry), untilFree, remaining), signal);
-      // No subscription for shutdown() to fail: the spinner checks for itself.
-      ctx.assertOpen();
-      result = await attempt(deadline);
-      if (result.acquired) {
-        listening('wait')?.publish({ name, phase: 'end', acquired: true, waited: Date.now() - started });
-        return result.value;
-      }
-    }
-  };
-}
-
 /**
  * Creates the SpinLock returned by `LockClient.getSpinLock()`: the re-entrant lock (same key, so it
- * excludes `getLock()` of the same name) whose waiters poll with backoff instead of subscribing.
+ * excludes `getLock()` of the same name) whose waiters poll with backoff instead of subscribing,
+ * never sleeping past the holder's lease (the moment the lock may be free) nor past the caller's
+ * waitTime.
  */
 export function createSpinLock(ctx: ClientContext, name: string, backoff: Readonly<Required<SpinBackoff>>): Lock {
-  return new LockHandle(ctx, { ...reentrantBackend(ctx, name), wait: spinWait(ctx, backoff) });
+  const pause = (retry: number): number => backoffDelay(backoff, retry);
+  return new LockHandle(new KeyLock(ctx, lockBackend(ctx, name, 'spin-lock', { queue: false, pause })));
 }

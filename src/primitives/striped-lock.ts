@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ClientContext } from '../context.js';
 import type { Lock } from '../lock.js';
 import { checkInteger, checkName } from '../validate.js';
-import { createLock } from './lock.js';
+import { createLock } from './reentrant-lock.js';
 
 /**
  * Lock striping: a fixed set of `stripes` plain locks, and a stable hash that maps any key onto

@@ -16,6 +16,17 @@ export type ScriptArg = string | number;
 /** A reply of a Lua script as Redis returns it (integers, bulk strings, arrays, nil). */
 export type ScriptReply = null | number | string | ScriptReply[];
 
+/** Hears one channel. */
+export interface ChannelListener {
+  /** A message published on the channel. */
+  message(text: string): void;
+  /**
+   * The subscriber connection came back after it was lost and the channel is subscribed again:
+   * messages published meanwhile were lost, so whoever waits for one should look again.
+   */
+  reconnected(): void;
+}
+
 export interface RedisConnection {
   /**
    * Runs a script by EVALSHA, falling back to EVAL on NOSCRIPT. Rejects with
@@ -24,10 +35,12 @@ export interface RedisConnection {
   evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply>;
 
   /**
-   * Subscribes `listener` to `channel`. Resolves once Redis confirmed the subscription, with a
-   * function that removes this listener (and unsubscribes when it was the last one).
+   * Subscribes `listener` to `channel` on a connection of the adapter's own that is ready (never
+   * one still connecting), and keeps it subscribed across reconnects. Resolves once Redis
+   * confirmed the subscription, with a function that removes this listener (and unsubscribes
+   * when it was the last one).
    */
-  subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>>;
+  subscribe(channel: string, listener: ChannelListener): Promise<() => Promise<void>>;
 
   /**
    * Groups keys that one script may touch together: every key of a batch must map to one group.

@@ -1,14 +1,14 @@
-import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
+import type { ChannelListener, LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 import { clusterSlot } from './cluster-slot.js';
 import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
-import { evalWithFallback, subscribeClassified, type ScriptSender } from './errors.js';
+import { evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of an ioredis `Redis` or `Cluster` latchkey uses (typed here so ioredis is never imported). */
 export interface IoredisLike {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: ScriptArg[]): Promise<unknown>;
   eval(source: string, numKeys: number, ...keysAndArgs: ScriptArg[]): Promise<unknown>;
-  duplicate(): IoredisSubscriber;
+  duplicate(...overrides: never[]): IoredisSubscriber;
   readonly isCluster?: boolean;
   /** A standalone client's socket (ioredis' public `stream`), corked to coalesce one tick's scripts. */
   readonly stream?: CorkableStream;
@@ -16,11 +16,12 @@ export interface IoredisLike {
 
 /** The subscriber connection ioredis `duplicate()` returns, as latchkey uses it. */
 export interface IoredisSubscriber {
+  connect(): Promise<unknown>;
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  on(event: 'ready', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  quit(): Promise<unknown>;
   disconnect(): void;
 }
 
@@ -36,7 +37,9 @@ export function isIoredis(value: unknown): value is IoredisLike {
 
 /** Adapts an ioredis `Redis` (standalone or Sentinel) or `Cluster` client. */
 export class IoredisConnection implements RedisConnection {
+  /** The subscriber connection, once made; `#ready` resolves when it is ready for SUBSCRIBE. */
   #subscriber: IoredisSubscriber | undefined;
+  #ready: Promise<IoredisSubscriber> | undefined;
   readonly #subscriptions: Subscriptions;
   readonly #writes = new WriteCoalescer();
   readonly #sender: ScriptSender = {
@@ -47,7 +50,7 @@ export class IoredisConnection implements RedisConnection {
   constructor(private readonly client: IoredisLike) {
     this.#subscriptions = new Subscriptions(
       async (channel) => {
-        await this.#subscriberConnection().subscribe(channel);
+        await (await this.#subscriberConnection()).subscribe(channel);
       },
       async (channel) => {
         await this.#subscriber?.unsubscribe(channel);
@@ -64,7 +67,7 @@ export class IoredisConnection implements RedisConnection {
     return reply;
   }
 
-  subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
+  subscribe(channel: string, listener: ChannelListener): Promise<() => Promise<void>> {
     return subscribeClassified(this.#subscriptions, channel, listener);
   }
 
@@ -72,21 +75,51 @@ export class IoredisConnection implements RedisConnection {
     return this.client.isCluster === true ? String(clusterSlot(key)) : '';
   }
 
-  async close(): Promise<void> {
-    const subscriber = this.#subscriber;
+  close(): Promise<void> {
+    // disconnect(), not quit(): quit() leaves a Sentinel failover detector's connections open,
+    // and waits on a server that may be gone. A connect still under way ends with it.
+    this.#subscriber?.disconnect();
     this.#subscriber = undefined;
-    if (!subscriber) return;
-    await subscriber.quit().catch(() => subscriber.disconnect());
+    this.#ready = undefined;
+    return Promise.resolve();
   }
 
-  #subscriberConnection(): IoredisSubscriber {
-    if (!this.#subscriber) {
-      const subscriber = this.client.duplicate();
-      subscriber.on('message', (channel, message) => this.#subscriptions.dispatch(channel, message));
-      // Errors surface through the calls that fail; an 'error' listener keeps them from crashing the process.
-      subscriber.on('error', () => undefined);
+  /**
+   * The duplicate connection waits for `ready` before its first SUBSCRIBE: subscribing while it
+   * still connects makes its ready check (INFO) fail in subscriber mode, and the reconnect that
+   * follows drops the subscriptions. A standalone duplicate does not resubscribe by itself
+   * (autoResubscribe off): on every later `ready` the channels are subscribed again here and
+   * their listeners told to look again. A Cluster resubscribes through its own subscriber.
+   */
+  #subscriberConnection(): Promise<IoredisSubscriber> {
+    this.#ready ??= (async () => {
+      const cluster = this.client.isCluster === true;
+      // A Cluster's duplicate() takes startup nodes first, a standalone client's its options.
+      const client = this.client as unknown as { duplicate(...args: unknown[]): IoredisSubscriber };
+      const subscriber = cluster
+        ? client.duplicate([], { lazyConnect: true })
+        : client.duplicate({ lazyConnect: true, autoResubscribe: false });
       this.#subscriber = subscriber;
-    }
-    return this.#subscriber;
+      subscriber.on('message', (channel, message) => this.#subscriptions.dispatch(channel, message));
+      // Errors surface through the calls that fail; the listener keeps them from crashing the process.
+      subscriber.on('error', () => undefined);
+      let readyBefore = false;
+      subscriber.on('ready', () => {
+        if (readyBefore) void this.#subscriptions.reconnected(!cluster);
+        readyBefore = true;
+      });
+      try {
+        await subscriber.connect();
+      } catch (error) {
+        subscriber.disconnect();
+        if (this.#subscriber === subscriber) {
+          this.#subscriber = undefined;
+          this.#ready = undefined;
+        }
+        throw error;
+      }
+      return subscriber;
+    })();
+    return this.#ready;
   }
 }

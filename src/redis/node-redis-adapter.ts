@@ -1,5 +1,5 @@
-import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
-import { evalWithFallback, subscribeClassified, type ScriptSender } from './errors.js';
+import type { ChannelListener, LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
+import { evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of a node-redis (v4+) client latchkey uses (typed here so `redis` is never imported). */
@@ -15,7 +15,7 @@ export interface NodeRedisSubscriber {
   subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  quit(): Promise<unknown>;
+  on(event: 'ready', listener: () => void): unknown;
   disconnect(): Promise<unknown>;
 }
 
@@ -40,7 +40,9 @@ function commandTail(keys: readonly string[], args: readonly ScriptArg[]): strin
  * `sendCommand`, which both major versions share; subscriptions use a duplicate connection.
  */
 export class NodeRedisConnection implements RedisConnection {
-  #subscriber: Promise<NodeRedisSubscriber> | undefined;
+  /** The subscriber connection, once made; `#ready` resolves when it is connected. */
+  #subscriber: NodeRedisSubscriber | undefined;
+  #ready: Promise<NodeRedisSubscriber> | undefined;
   readonly #subscriptions: Subscriptions;
   readonly #sender: ScriptSender = {
     evalsha: (script, keys, args) => this.client.sendCommand(['EVALSHA', script.sha, ...commandTail(keys, args)]),
@@ -54,7 +56,7 @@ export class NodeRedisConnection implements RedisConnection {
         await subscriber.subscribe(channel, (message) => this.#subscriptions.dispatch(channel, message));
       },
       async (channel) => {
-        await (await this.#subscriber)?.unsubscribe(channel);
+        await this.#subscriber?.unsubscribe(channel);
       },
     );
   }
@@ -63,7 +65,7 @@ export class NodeRedisConnection implements RedisConnection {
     return evalWithFallback(this.#sender, script, keys, args);
   }
 
-  subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
+  subscribe(channel: string, listener: ChannelListener): Promise<() => Promise<void>> {
     return subscribeClassified(this.#subscriptions, channel, listener);
   }
 
@@ -72,21 +74,38 @@ export class NodeRedisConnection implements RedisConnection {
   }
 
   async close(): Promise<void> {
-    const pending = this.#subscriber;
+    // A connect still under way (a server that is gone) ends with it rather than hold this up.
+    const subscriber = this.#subscriber;
     this.#subscriber = undefined;
-    if (!pending) return;
-    const subscriber = await pending.catch(() => undefined);
-    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect().catch(() => undefined));
+    this.#ready = undefined;
+    await subscriber?.disconnect().catch(() => undefined);
   }
 
   #subscriberConnection(): Promise<NodeRedisSubscriber> {
-    this.#subscriber ??= (async () => {
+    this.#ready ??= (async () => {
       const subscriber = this.client.duplicate();
+      this.#subscriber = subscriber;
       // Errors surface through the calls that fail; the listener keeps them from crashing the process.
       subscriber.on('error', () => undefined);
-      await subscriber.connect();
+      // node-redis subscribes its channels again when it reconnects; the listeners are told to look
+      // again, since messages published meanwhile were lost.
+      let readyBefore = false;
+      subscriber.on('ready', () => {
+        if (readyBefore) void this.#subscriptions.reconnected(false);
+        readyBefore = true;
+      });
+      try {
+        await subscriber.connect();
+      } catch (error) {
+        if (this.#subscriber === subscriber) {
+          this.#subscriber = undefined;
+          this.#ready = undefined;
+        }
+        await subscriber.disconnect().catch(() => undefined);
+        throw error;
+      }
       return subscriber;
     })();
-    return this.#subscriber;
+    return this.#ready;
   }
 }

@@ -1,9 +1,10 @@
-import { DEADLINE_MARGIN_MS, MIN_CALL_MS } from '../engine/deadline.js';
-import { TimeoutList } from '../engine/timeout-list.js';
 import { RedisUnavailableError } from '../errors.js';
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 
-/** Runs scripts with a time limit, so that no caller waits on an unreachable Redis forever. */
+/**
+ * Runs a script, failing with RedisUnavailableError when no reply came within `commandTimeout`,
+ * or by `deadline` (epoch ms) when that comes first (a wait's own end).
+ */
 export type ScriptRunner = (
   script: LuaScript,
   keys: readonly string[],
@@ -11,51 +12,20 @@ export type ScriptRunner = (
   deadline?: number,
 ) => Promise<ScriptReply>;
 
-/** A call in flight, until it settles or its commandTimeout runs out. */
-interface InFlight {
-  readonly script: LuaScript;
-  readonly reject: (error: Error) => void;
-}
-
-const timedOut = (script: LuaScript, ms: number): RedisUnavailableError =>
-  new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`);
+/** A call cut by a caller's deadline still gets this long, so that the last attempt of a wait can run. */
+export const MIN_CALL_MS = 50;
 
 export function createScriptRunner(connection: RedisConnection, commandTimeout: number): ScriptRunner {
-  // Every call gets the same limit, so one list on one timer bounds them all: a setTimeout and
-  // clearTimeout per call would create and drop the timer list each time round a lock()/unlock()
-  // loop.
-  const inFlight = new TimeoutList<InFlight>(commandTimeout, (call) =>
-    call.reject(timedOut(call.script, commandTimeout)),
-  );
   return (script, keys, args, deadline) => {
-    if (deadline !== undefined) {
-      const untilDeadline = Math.max(MIN_CALL_MS, deadline - Date.now() + DEADLINE_MARGIN_MS);
-      // Cut by the caller's deadline (a wait with a waitTime) when that comes first.
-      if (untilDeadline < commandTimeout) {
-        return withTimeout(connection.evalScript(script, keys, args), untilDeadline, () =>
-          timedOut(script, untilDeadline),
-        );
-      }
-    }
-    // Sent first: nothing of the bookkeeping below delays the write (a release's is a hand-over's).
-    const call = connection.evalScript(script, keys, args);
-    return new Promise<ScriptReply>((resolve, reject) => {
-      const entry = inFlight.add({ script, reject });
-      call.then(
-        (reply) => {
-          inFlight.remove(entry);
-          resolve(reply);
-        },
-        (error: unknown) => {
-          inFlight.remove(entry);
-          reject(error);
-        },
-      );
+    const limit =
+      deadline === undefined ? commandTimeout : Math.min(commandTimeout, Math.max(MIN_CALL_MS, deadline - Date.now()));
+    return withTimeout(connection.evalScript(script, keys, args), limit, () => {
+      return new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(limit)} ms`);
     });
   };
 }
 
-/** Rejects with `onTimeout()` after `ms`; a late settlement of `promise` is absorbed. */
+/** Settles like `promise`, or rejects with `onTimeout()` after `ms`; a late settlement is absorbed. */
 export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(onTimeout()), ms);
@@ -72,25 +42,32 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () =>
   });
 }
 
+/** Pause before re-sending a call that failed, growing to at most 1 s. */
+export function retryPause(failures: number): number {
+  return Math.min(1_000, 25 * 2 ** Math.min(failures, 6)) * (0.5 + Math.random() / 2);
+}
+
 /**
- * The connection with every subscribe bounded by `commandTimeout`: a frozen server fails it with
- * RedisUnavailableError instead of hanging, and a subscription confirmed too late is dropped.
+ * Runs a script that is safe to run twice (it gives the first run's outcome on a repeat) until its
+ * outcome is known: a reply, or Redis' own error. A call whose reply was lost (timeout, dropped
+ * connection) is sent again, after a short pause, until `until` (epoch ms) passes; then the last
+ * RedisUnavailableError is thrown and the outcome stays unknown.
  */
-export function withBoundedSubscribe(connection: RedisConnection, commandTimeout: number): RedisConnection {
-  return {
-    evalScript: (script, keys, args) => connection.evalScript(script, keys, args),
-    batchGroup: (key) => connection.batchGroup(key),
-    close: () => connection.close(),
-    subscribe(channel, listener) {
-      let timedOut = false;
-      const subscribing = connection.subscribe(channel, listener);
-      subscribing.then((unsubscribe) => (timedOut ? unsubscribe() : undefined)).catch(() => undefined);
-      return withTimeout(subscribing, commandTimeout, () => {
-        timedOut = true;
-        return new RedisUnavailableError(
-          `Redis did not confirm the subscription to ${channel} within ${commandTimeout} ms`,
-        );
-      });
-    },
-  };
+export async function runUntilKnown(
+  run: ScriptRunner,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+  until: number,
+): Promise<ScriptReply> {
+  for (let failures = 0; ; failures++) {
+    try {
+      return await run(script, keys, args, until);
+    } catch (error) {
+      if (!(error instanceof RedisUnavailableError)) throw error;
+      const pause = retryPause(failures);
+      if (Date.now() + pause >= until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }

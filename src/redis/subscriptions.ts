@@ -1,4 +1,4 @@
-type Listener = (message: string) => void;
+import type { ChannelListener } from './connection.js';
 
 /**
  * Reference-counted channel listeners over one subscriber connection: the first listener of a
@@ -6,7 +6,7 @@ type Listener = (message: string) => void;
  */
 export class Subscriptions {
   /** Replaced, never changed in place, so that a dispatch runs over the listeners of its moment without copying them. */
-  readonly #listeners = new Map<string, readonly Listener[]>();
+  readonly #listeners = new Map<string, readonly ChannelListener[]>();
   readonly #pending = new Map<string, Promise<void>>();
 
   constructor(
@@ -18,19 +18,30 @@ export class Subscriptions {
   dispatch(channel: string, message: string): void {
     const listeners = this.#listeners.get(channel);
     if (listeners === undefined) return;
-    for (let i = 0; i < listeners.length; i++) listeners[i]!(message);
+    for (const listener of listeners) listener.message(message);
   }
 
-  async add(channel: string, listener: Listener): Promise<() => Promise<void>> {
+  /**
+   * The subscriber connection came back: subscribe every channel again when the adapter must do
+   * it itself (`resubscribe`), then tell every listener that messages may have been lost.
+   */
+  async reconnected(resubscribe: boolean): Promise<void> {
+    const channels = [...this.#listeners.keys()];
+    if (resubscribe)
+      await Promise.all(channels.map((channel) => this.subscribeChannel(channel).catch(() => undefined)));
+    for (const channel of channels) for (const listener of this.#listeners.get(channel) ?? []) listener.reconnected();
+  }
+
+  async add(channel: string, listener: ChannelListener): Promise<() => Promise<void>> {
     const existing = this.#listeners.get(channel);
     this.#listeners.set(channel, existing ? [...existing, listener] : [listener]);
     if (!existing) {
       const subscribing = this.subscribeChannel(channel);
       this.#pending.set(channel, subscribing);
-      subscribing.then(
-        () => this.#pending.delete(channel),
-        () => this.#pending.delete(channel),
-      );
+      const settled = (): void => {
+        if (this.#pending.get(channel) === subscribing) this.#pending.delete(channel);
+      };
+      subscribing.then(settled, settled);
     }
     try {
       await this.#pending.get(channel);
@@ -52,7 +63,7 @@ export class Subscriptions {
   }
 
   /** Takes `listener` off `channel`; true when that left the channel without listeners. */
-  #remove(channel: string, listener: Listener): boolean {
+  #remove(channel: string, listener: ChannelListener): boolean {
     const listeners = this.#listeners.get(channel);
     if (!listeners?.includes(listener)) return false;
     const left = listeners.filter((other) => other !== listener);

@@ -16,3 +16,16 @@ export async function assertNoKeyWithoutTtl(
   }
   assert.deepEqual(stray, [], 'latchkey keys left without a TTL');
 }
+
+/**
+ * The keys of primitive `name` left on `redis`, apart from the short-lived markers that make a
+ * repeated call harmless (`...:released:<owner>`, `...:op:<id>`), which must expire by themselves.
+ */
+export async function keysLeft(redis: Redis, name: string, prefix = 'latchkey:'): Promise<string[]> {
+  const left: string[] = [];
+  for (const key of await redis.keys(`${prefix}{${name}}:*`)) {
+    if (!/:(released|op):/.test(key)) left.push(key);
+    else assert.ok((await redis.pttl(key)) > 0, `marker ${key} has a TTL`);
+  }
+  return left.sort();
+}

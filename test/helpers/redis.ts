@@ -34,7 +34,8 @@ export async function startServer(extraArgs: readonly string[] = []): Promise<Te
   };
   const lockClient = (options?: LockClientOptions, redisOptions?: RedisOptions): LockClient => {
     const locks = new LockClient(client(redisOptions), options);
-    cleanups.unshift(() => locks.shutdown());
+    // Pushed after its client and server: cleanups run in reverse, so it shuts down before they go.
+    cleanups.push(() => locks.shutdown());
     return locks;
   };
   return { ...server, client, lockClient };

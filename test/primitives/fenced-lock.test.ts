@@ -3,7 +3,7 @@ import { before, describe, it } from 'node:test';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { LockNotHeldError } from '../../src/index.js';
+import { LockLostError, LockNotHeldError } from '../../src/index.js';
 import { startFixture, startTs, until } from '../helpers/fixture-process.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 
@@ -59,21 +59,27 @@ describe('FencedLock: tokens', () => {
     const t3 = await first.tryLockAndGetToken();
     assert.ok(t3 !== null && t3 > t2, `${t3} > ${t2}`);
     await first.unlock();
-    await assert.rejects(second.unlock(), LockNotHeldError);
+    await assert.rejects(second.unlock(), LockLostError);
   });
 
   it('a re-entrant acquisition keeps the holder token; getToken reads it from any handle', async () => {
     const locks = server.lockClient();
     const lock = locks.getFencedLock('reentrant');
+    await locks.scope(async () => {
+      const token = await lock.lockAndGetToken();
+      assert.equal(await lock.tryLockAndGetToken(), token);
+      const lease = await lock.acquire();
+      assert.equal(lease.token, token);
+      assert.equal(await lock.getHoldCount(), 3);
+      assert.equal(await lock.getToken(), token);
+      assert.equal(await server.lockClient().getFencedLock('reentrant').getToken(), token);
+      await lease.release();
+      await lock.unlock();
+      await lock.unlock();
+    });
+    // Outside a scope, another acquisition on the same handle is another owner.
     const token = await lock.lockAndGetToken();
-    assert.equal(await lock.tryLockAndGetToken(), token);
-    const lease = await lock.acquire();
-    assert.equal(lease.token, token);
-    assert.equal(await lock.getHoldCount(), 3);
-    assert.equal(await lock.getToken(), token);
-    assert.equal(await server.lockClient().getFencedLock('reentrant').getToken(), token);
-    await lease.release();
-    await lock.unlock();
+    assert.equal(await lock.tryLockAndGetToken(), null);
     await lock.unlock();
     await assert.rejects(lock.getToken(), LockNotHeldError);
     assert.ok((await lock.lockAndGetToken()) > token);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { LatchkeyError, LockLostError, RedisUnavailableError } from '../../src/index.js';
 import { sleep, startServer } from '../helpers/redis.js';
+import { contextOf } from '../../src/client.js';
 
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
@@ -33,13 +34,13 @@ describe('Lock lost under long work', () => {
       await server.client().del('latchkey:{deleted}:lock');
       return aborted(signal, 3_000);
     });
-    // The lock is gone, so withLock's own unlock fails: the caller learns the section was not exclusive.
+    // The lock is gone, so withLock rejects: the caller learns the section was not exclusive.
     await assert.rejects(
       result,
-      (error: unknown) => error instanceof LatchkeyError && error.code === 'LATCHKEY_LOCK_NOT_HELD',
+      (error: unknown) => error instanceof LatchkeyError && error.code === 'LATCHKEY_LOCK_LOST',
     );
     assert.deepEqual(lost, ['deleted']);
-    assert.equal(locks.context.watchdog.size, 0);
+    assert.equal(contextOf(locks).watchdog.size, 0);
   });
 
   it('aborts the signal when the server stays frozen past the lease', async () => {
@@ -58,7 +59,7 @@ describe('Lock lost under long work', () => {
     } finally {
       server.resume();
     }
-    assert.equal(locks.context.watchdog.size, 0);
+    assert.equal(contextOf(locks).watchdog.size, 0);
   });
 });
 
@@ -141,7 +142,7 @@ describe('shutdown()', () => {
     assert.ok(lease.signal.aborted);
     const outcome = await waiting;
     assert.ok(outcome instanceof LatchkeyError && outcome.code === 'LATCHKEY_SHUT_DOWN', String(outcome));
-    assert.equal(holder.context.watchdog.size, 0);
+    assert.equal(contextOf(holder).watchdog.size, 0);
     const ttl = await other.getLock('shutdown').remainTimeToLive();
     assert.ok(ttl > 0 && ttl <= 1_000, `ttl ${ttl}`);
     await sleep(1_200);

@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { lockAcquire, lockLeave, lockRelease } from '../../src/scripts/index.js';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
-import { commandCalls, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { lockAcquire, lockLeave, lockReenter, lockRelease } from '../../src/scripts/index.js';
+import { assertNoKeyWithoutTtl, keysLeft as lockKeysLeft } from '../helpers/leftovers.js';
+import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+
+/** The lock hash, queue and waiters keys of lock `name`. */
+const lockKeys = (name: string): [string, string, string] => [
+  `latchkey:{${name}}:lock`,
+  `latchkey:{${name}}:lock:queue`,
+  `latchkey:{${name}}:lock:waiters`,
+];
 
 let server: TestServer;
 before(async () => {
@@ -82,8 +89,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await holder.unlock();
     await nextWaits;
     await next.unlock();
-    const redis = server.client();
-    assert.deepEqual(await redis.keys('latchkey:{give-up-handover}:*'), []);
+    assert.deepEqual(await lockKeysLeft(server.client(), 'give-up-handover'), []);
   });
 
   it('a lock handed over is reserved for fairWaiterTimeout; a holder that keeps it longer claims its own lease', async () => {
@@ -101,7 +107,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     assert.equal(await waiter.isHeldByCurrentOwner(), true);
     assert.ok((await waiter.remainTimeToLive()) > 20_000);
     await waiter.unlock();
-    assert.deepEqual(await server.client().keys('latchkey:{claim}:*'), []);
+    assert.deepEqual(await lockKeysLeft(server.client(), 'claim'), []);
   });
 
   it('a short hold handed over never sends a claim, and leaves nothing behind', async () => {
@@ -119,7 +125,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await sleep(50);
     // The release that handed it over, and the release by the new holder: no claim in between.
     assert.equal((await commandCalls(admin, 'evalsha')) + (await commandCalls(admin, 'eval')), 2);
-    assert.deepEqual(await admin.keys('latchkey:{no-claim}:*'), []);
+    assert.deepEqual(await lockKeysLeft(admin, 'no-claim'), []);
   });
 
   it('skips a waiter whose place lapsed, and a hand-over never claimed expires by itself', async () => {
@@ -127,14 +133,10 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const holder = locks.getLock('dead-waiter');
     const waiter = server.lockClient({ fairWaiterTimeout: 600 }).getLock('dead-waiter');
     const redis = server.client();
-    const keys = [
-      'latchkey:{dead-waiter}:lock',
-      'latchkey:{dead-waiter}:lock:queue',
-      'latchkey:{dead-waiter}:lock:waiters',
-    ];
     await holder.lock();
-    // A waiter that queued and then died (it never refreshes its place, never reads the message).
-    await redis.eval(lockAcquire.source, 3, ...keys, 'ghost:1', 300, 600, '1', 'token');
+    // A waiter that queued and then died (it never refreshes its place, never reads the message):
+    // lease 300 ms, place kept 600 ms, reservation 300 ms, wait "w", ticket "1".
+    await redis.eval(lockAcquire.source, 3, ...lockKeys('dead-waiter'), 'ghost:1', 300, 600, 300, 'w', '1');
     const waiting = waiter.lock();
     await sleep(50);
     await holder.unlock(); // handed to the ghost: reserved for at most its lease (300 ms)
@@ -146,52 +148,55 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await assertNoKeyWithoutTtl(redis);
   });
 
-  it('the wait a lock was handed to, retrying before its message, counts one hold; another wait of that owner re-enters', async () => {
+  it('the scripts are safe to repeat: an acquisition, a re-entry and a release sent twice count once', async () => {
     const redis = server.client();
-    const keys = ['latchkey:{race}:lock', 'latchkey:{race}:lock:queue', 'latchkey:{race}:lock:waiters'] as const;
-    const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
-      redis.eval(script.source, 3, ...keys, ...args);
-    const channel = 'latchkey:{race}:lock:hand-over';
-    assert.equal(await run(lockAcquire, 'a:1', 30_000), null);
-    assert.notEqual(await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't1'), null); // queued
-    assert.equal(await run(lockRelease, 'a:1', channel), 0); // handed to b's wait t1
-    assert.equal(await redis.hget(keys[0], 'b:1'), '1');
-    assert.equal(await redis.hexists(keys[2], 'b:1'), 0, 'its place is given up with the hand-over');
-    // Wait t1 retries before the message reached it: the hold the release counted is its own.
-    assert.equal(await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't1'), null);
-    assert.equal(await redis.hget(keys[0], 'b:1'), '1');
-    // Another wait of the same owner (t2) re-enters.
-    assert.equal(await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't2'), null);
-    assert.equal(await redis.hget(keys[0], 'b:1'), '2');
-    // Wait t1 was served: giving up now passes nothing on.
-    assert.equal(await run(lockLeave, 'b:1', channel, 't1'), 0);
-    assert.equal(await run(lockRelease, 'b:1', channel), 1);
-    assert.equal(await run(lockRelease, 'b:1', channel), 0);
-    assert.deepEqual(await redis.keys('latchkey:{race}:*'), []);
+    const keys = lockKeys('repeat');
+    const marker = (owner: string): string => `latchkey:{repeat}:lock:released:${owner}`;
+    const run = (script: { source: string }, extra: string[], ...args: (string | number)[]): Promise<unknown> =>
+      redis.eval(script.source, 3 + extra.length, ...keys, ...extra, ...args);
+    const prefix = 'latchkey:{repeat}:lock:hand-over';
+    assert.equal(await run(lockAcquire, [], 'a:1', 30_000), null);
+    assert.equal(await run(lockAcquire, [], 'a:1', 30_000), null, 'the same acquisition again');
+    assert.equal(await redis.hget(keys[0], 'a:1'), '1');
+    assert.equal(await redis.eval(lockReenter.source, 1, keys[0], 'a:1', 1, 30_000), 1);
+    assert.equal(await redis.eval(lockReenter.source, 1, keys[0], 'a:1', 1, 30_000), 1, 'the same re-entry again');
+    assert.equal(await redis.hget(keys[0], 'a:1'), '2');
+    assert.equal(await run(lockRelease, [marker('a:1')], 'a:1', prefix, 2, 1_000), 1);
+    assert.equal(await run(lockRelease, [marker('a:1')], 'a:1', prefix, 2, 1_000), 1, 'the same release again');
+    assert.equal(await run(lockRelease, [marker('a:1')], 'a:1', prefix, 1, 1_000), 0);
+    assert.equal(await run(lockRelease, [marker('a:1')], 'a:1', prefix, 1, 1_000), 0, 'reported, not "not held"');
+    assert.equal(await run(lockRelease, [marker('b:1')], 'b:1', prefix, 1, 1_000), -1, 'an owner that never held it');
+    assert.equal(await redis.exists(keys[0]), 0);
+    assert.ok((await redis.pttl(marker('a:1'))) > 0, 'the marker expires');
   });
 
-  it('a hand-over that its wait gives up before taking it is passed on; a same token of another client is not it', async () => {
+  it('a hand-over names the wait and the ticket of the attempt that queued it; a wait that gives up passes it on', async () => {
     const redis = server.client();
-    const keys = [
-      'latchkey:{pass-on}:lock',
-      'latchkey:{pass-on}:lock:queue',
-      'latchkey:{pass-on}:lock:waiters',
-    ] as const;
-    const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
-      redis.eval(script.source, 3, ...keys, ...args);
-    const channel = 'latchkey:{pass-on}:lock:hand-over';
-    await run(lockAcquire, 'a:1', 30_000);
-    await run(lockAcquire, 'b:1', 30_000, 10_000, '1', 't1');
-    await run(lockAcquire, 'c:1', 30_000, 10_000, '1', 't9');
-    await run(lockRelease, 'a:1', channel); // handed to b's wait t1
-    // Tokens are counted per client: another client's wait t1 is not the one the lock went to.
-    assert.equal(await run(lockLeave, 'd:1', channel, 't1'), 0);
+    const keys = lockKeys('pass-on');
+    const run = (script: { source: string }, extra: string[], ...args: (string | number)[]): Promise<unknown> =>
+      redis.eval(script.source, 3 + extra.length, ...keys, ...extra, ...args);
+    const prefix = 'latchkey:{pass-on}:lock:hand-over';
+    const subscriber = server.client();
+    const messages: string[] = [];
+    subscriber.on('message', (channel: string, message: string) =>
+      messages.push(`${channel.slice(prefix.length)} ${message}`),
+    );
+    await subscriber.subscribe(`${prefix}:b`, `${prefix}:c`);
+    await run(lockAcquire, [], 'a:1', 30_000);
+    await run(lockAcquire, [], 'b:1', 30_000, 10_000, 5_000, 'w1', '2');
+    await run(lockAcquire, [], 'c:1', 30_000, 10_000, 5_000, 'w9', '3');
+    await run(lockRelease, ['latchkey:{pass-on}:lock:released:a:1'], 'a:1', prefix, 1, 1_000); // to b
     assert.equal(await redis.hget(keys[0], 'b:1'), '1');
-    assert.equal(await run(lockLeave, 'b:1', channel, 't1'), 1);
+    const ttl = await redis.pttl(keys[0]);
+    assert.ok(ttl > 0 && ttl <= 5_000, `reserved for its reservation, not its lease: ${ttl}`);
+    // b's wait gives up before taking it: it passes the lock on to c.
+    assert.equal(await run(lockLeave, [], 'b:1', prefix), 1);
     assert.equal(await redis.hget(keys[0], 'b:1'), null);
     assert.equal(await redis.hget(keys[0], 'c:1'), '1', 'passed on to the next in the queue');
-    assert.equal(await redis.hget(keys[0], 'handed-over'), 't9');
-    assert.equal(await run(lockRelease, 'c:1', channel), 0);
-    assert.deepEqual(await redis.keys('latchkey:{pass-on}:*'), []);
+    assert.equal(await run(lockLeave, [], 'b:1', prefix), 0, 'giving up again passes nothing on');
+    await eventually(() => messages.length === 2, 2_000, 'two hand-overs');
+    assert.deepEqual(messages, [':b =w1|2', ':c =w9|3']);
+    await run(lockRelease, ['latchkey:{pass-on}:lock:released:c:1'], 'c:1', prefix, 1, 1_000);
+    assert.deepEqual(await lockKeysLeft(redis, 'pass-on'), []);
   });
 });

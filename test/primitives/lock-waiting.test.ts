@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { contextOf } from '../../src/client.js';
 
 let server: TestServer;
 before(async () => {
@@ -78,7 +79,7 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     assert.ok(waited >= 280 && waited < 2_000, `gave up after ${waited} ms`);
     const handOvers = `latchkey:{give-up}:lock:hand-over:${locks.id}`;
     await eventually(async () => (await subscribers(handOvers)) === 0, 2_000, 'unsubscribed');
-    assert.equal(locks.context.waiters.channelCount, 0);
+    assert.equal(contextOf(locks).waiters.channelCount, 0);
     await holder.unlock();
   });
 
@@ -97,8 +98,8 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     controller.abort(reason);
     await assert.rejects(waiting, (error) => error === reason);
     await eventually(async () => (await subscribers(handOvers)) === 0, 2_000, 'unsubscribed');
-    assert.equal(locks.context.waiters.channelCount, 0);
-    assert.equal(locks.context.holds.size, 0);
+    assert.equal(contextOf(locks).waiters.channelCount, 0);
+    assert.equal(contextOf(locks).holds.size, 0);
     // The release after the abort reaches nobody and the holder still owns the lock until then.
     assert.equal(await holder.isHeldByCurrentOwner(), true);
     await holder.unlock();

@@ -10,19 +10,32 @@ before(async () => {
 });
 
 describe('Lock: ownership and re-entrancy', () => {
-  it('re-enters for the same handle and counts holds', async () => {
-    const lock = server.lockClient().getLock('reentrant');
+  it('re-enters inside scope() on one handle and counts holds', async () => {
+    const locks = server.lockClient();
+    const lock = locks.getLock('reentrant');
+    await locks.scope(async () => {
+      await lock.lock();
+      await lock.lock();
+      assert.equal(await lock.getHoldCount(), 2);
+      assert.equal(await lock.isHeldByCurrentOwner(), true);
+      await lock.unlock();
+      assert.equal(await lock.isLocked(), true);
+      assert.equal(await lock.getHoldCount(), 1);
+      await lock.unlock();
+      assert.equal(await lock.isLocked(), false);
+      assert.equal(await lock.getHoldCount(), 0);
+    });
+    assert.equal(await lock.remainTimeToLive(), -2);
+  });
+
+  it('outside a scope every acquisition is a new owner: a second lock() on one handle waits', async () => {
+    const lock = server.lockClient().getLock('not-reentrant');
     await lock.lock();
-    await lock.lock();
-    assert.equal(await lock.getHoldCount(), 2);
-    assert.equal(await lock.isHeldByCurrentOwner(), true);
-    await lock.unlock();
-    assert.equal(await lock.isLocked(), true);
+    assert.equal(await lock.tryLock(), false);
+    assert.equal(await lock.tryLock({ waitTime: 50 }), false);
     assert.equal(await lock.getHoldCount(), 1);
     await lock.unlock();
     assert.equal(await lock.isLocked(), false);
-    assert.equal(await lock.getHoldCount(), 0);
-    assert.equal(await lock.remainTimeToLive(), -2);
   });
 
   it('two handles of one name exclude each other, even on one client', async () => {
@@ -96,7 +109,8 @@ describe('Lock: leases', () => {
     assert.equal(await lock.isLocked(), false);
     assert.ok(lease.signal.aborted);
     assert.ok(lease.signal.reason instanceof LockLostError);
-    await assert.rejects(lease.release(), LockNotHeldError);
+    // The work it guarded was not protected to its end: the release says the lock was lost.
+    await assert.rejects(lease.release(), LockLostError);
   });
 
   it('the watchdog keeps a lock alive for several timeouts', async () => {

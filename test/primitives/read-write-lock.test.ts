@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { LockNotHeldError, RedisUnavailableError, type LockClient } from '../../src/index.js';
+import { LockLostError, LockNotHeldError, RedisUnavailableError, type LockClient } from '../../src/index.js';
 import { commandCalls, keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { contextOf } from '../../src/client.js';
+import { keysLeft } from '../helpers/leftovers.js';
 
 let server: TestServer;
 before(async () => {
@@ -57,40 +59,59 @@ describe('ReadWriteLock: sharing and exclusion', () => {
     assert.equal(await other.readLock().isLocked(), false);
   });
 
-  it('re-enters both ways and counts holds per side', async () => {
-    const rw = server.lockClient().getReadWriteLock('reentrant');
-    await rw.readLock().lock();
-    await rw.readLock().lock();
-    assert.equal(await rw.readLock().getHoldCount(), 2);
-    await rw.readLock().unlock();
-    assert.equal(await rw.readLock().isLocked(), true);
-    await rw.readLock().unlock();
-    assert.equal(await rw.readLock().isLocked(), false);
-    await assert.rejects(rw.readLock().unlock(), LockNotHeldError);
+  it('re-enters both ways inside a scope and counts holds per side', async () => {
+    const locks = server.lockClient();
+    const rw = locks.getReadWriteLock('reentrant');
+    await locks.scope(async () => {
+      await rw.readLock().lock();
+      await rw.readLock().lock();
+      assert.equal(await rw.readLock().getHoldCount(), 2);
+      await rw.readLock().unlock();
+      assert.equal(await rw.readLock().isLocked(), true);
+      await rw.readLock().unlock();
+      assert.equal(await rw.readLock().isLocked(), false);
+      await assert.rejects(rw.readLock().unlock(), LockNotHeldError);
 
+      await rw.writeLock().lock();
+      assert.equal(await rw.writeLock().tryLock(), true);
+      assert.equal(await rw.writeLock().getHoldCount(), 2);
+      await rw.writeLock().unlock();
+      await rw.writeLock().unlock();
+      assert.equal(await rw.writeLock().isLocked(), false);
+      await assert.rejects(rw.writeLock().unlock(), LockNotHeldError);
+    });
+    // Outside a scope two writers on one handle are two owners.
     await rw.writeLock().lock();
-    assert.equal(await rw.writeLock().tryLock(), true);
-    assert.equal(await rw.writeLock().getHoldCount(), 2);
+    assert.equal(await rw.writeLock().tryLock(), false);
     await rw.writeLock().unlock();
-    await rw.writeLock().unlock();
-    assert.equal(await rw.writeLock().isLocked(), false);
-    await assert.rejects(rw.writeLock().unlock(), LockNotHeldError);
   });
 
   it('the writer may downgrade: read while writing, then keep reading after the write is released', async () => {
-    const rw = server.lockClient().getReadWriteLock('downgrade');
+    const locks = server.lockClient();
+    const rw = locks.getReadWriteLock('downgrade');
     const other = server.lockClient().getReadWriteLock('downgrade');
+    await locks.scope(async () => {
+      await rw.writeLock().lock();
+      assert.equal(await rw.readLock().tryLock(), true);
+      assert.equal(await other.readLock().tryLock(), false, 'the write hold still excludes other readers');
+      assert.equal(await rw.writeLock().tryLock(), true, 'the writer re-enters while it also reads');
+      await rw.writeLock().unlock();
+      await rw.writeLock().unlock();
+      assert.equal(await rw.readLock().getHoldCount(), 1);
+      assert.equal(await other.readLock().tryLock(), true, 'after the downgrade readers share');
+      assert.equal(await other.writeLock().tryLock(), false);
+      await other.readLock().unlock();
+      await rw.readLock().unlock();
+    });
+    // Inside the write lock's own callback the read lock is the writer's too.
+    await rw.writeLock().withLock(async () => {
+      assert.equal(await rw.readLock().tryLock(), true);
+      await rw.readLock().unlock();
+    });
+    // Outside both, a reader is another owner: the writer keeps it out.
     await rw.writeLock().lock();
-    assert.equal(await rw.readLock().tryLock(), true);
-    assert.equal(await other.readLock().tryLock(), false, 'the write hold still excludes other readers');
-    assert.equal(await rw.writeLock().tryLock(), true, 'the writer re-enters while it also reads');
+    assert.equal(await rw.readLock().tryLock(), false);
     await rw.writeLock().unlock();
-    await rw.writeLock().unlock();
-    assert.equal(await rw.readLock().getHoldCount(), 1);
-    assert.equal(await other.readLock().tryLock(), true, 'after the downgrade readers share');
-    assert.equal(await other.writeLock().tryLock(), false);
-    await other.readLock().unlock();
-    await rw.readLock().unlock();
     assert.equal(await other.writeLock().tryLock(), true);
     await other.writeLock().unlock();
   });
@@ -140,7 +161,7 @@ describe('ReadWriteLock: leases and the watchdog', () => {
     await long.readLock().lock();
     await sleep(700);
     assert.equal(await short.readLock().getHoldCount(), 0, 'the short lease ran out');
-    await assert.rejects(short.readLock().unlock(), LockNotHeldError);
+    await assert.rejects(short.readLock().unlock(), LockLostError);
     assert.equal(await long.readLock().getHoldCount(), 1, 'the watchdog kept the other reader');
     assert.equal(await writer.writeLock().tryLock(), false);
     await long.readLock().unlock();
@@ -177,7 +198,7 @@ describe('ReadWriteLock: leases and the watchdog', () => {
     assert.equal(await other.getReadWriteLock('watchdog-r').writeLock().tryLock(), false);
     await writer.writeLock().unlock();
     await reader.readLock().unlock();
-    assert.equal(locks.context.watchdog.size, 0);
+    assert.equal(contextOf(locks).watchdog.size, 0);
   });
 
   it('renews many read holds in one batch script call per period', async () => {
@@ -200,7 +221,7 @@ describe('ReadWriteLock: leases and the watchdog', () => {
     assert.equal(await server.lockClient().getReadWriteLock('lost').readLock().forceUnlock(), true);
     assert.equal(await lost, 'lost');
     assert.equal(lease.signal.aborted, true);
-    await assert.rejects(lease.release(), LockNotHeldError);
+    await assert.rejects(lease.release(), LockLostError);
   });
 
   it('a write lease expires by itself; a waiting reader then gets in', async () => {
@@ -272,9 +293,11 @@ describe('ReadWriteLock: force, abort, keys, input', () => {
     frozen.freeze();
     try {
       const started = Date.now();
-      assert.equal(await rw.readLock().tryLock({ waitTime: 200 }), false);
+      // It could not ask: that is no answer about the lock.
+      await assert.rejects(rw.readLock().tryLock({ waitTime: 200 }), RedisUnavailableError);
       await assert.rejects(rw.writeLock().lock(), RedisUnavailableError);
-      await assert.rejects(rw.readLock().unlock(), RedisUnavailableError);
+      // Nothing is held, which this process knows without asking.
+      await assert.rejects(rw.readLock().unlock(), LockNotHeldError);
       assert.ok(Date.now() - started < 3_000);
     } finally {
       frozen.resume();
@@ -289,14 +312,13 @@ describe('ReadWriteLock: force, abort, keys, input', () => {
     const redis = server.client();
     const a = server.lockClient().getReadWriteLock('keys');
     const b = server.lockClient().getReadWriteLock('keys');
-    await a.writeLock().lock();
-    await a.readLock().lock({ leaseTime: 5_000 });
-    await a.writeLock().unlock();
+    // The writer downgrades: its read lease outlives its write lock.
+    const read = await a.writeLock().withLock(() => a.readLock().acquire({ leaseTime: 5_000 }));
     await b.readLock().lock();
     for (const [key, ttl] of await keysWithTtl(redis, 'latchkey:{keys}*')) assert.ok(ttl > 0, `${key} has TTL ${ttl}`);
-    await a.readLock().unlock();
+    await read.release();
     await b.readLock().unlock();
-    assert.deepEqual([...(await keysWithTtl(redis, 'latchkey:{keys}*')).keys()], []);
+    assert.deepEqual(await keysLeft(redis, 'keys'), []);
   });
 
   it('many readers and writers from two clients never overlap a writer with anyone', async () => {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { RedisUnavailableError } from '../../src/index.js';
 import { commandCalls, keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { contextOf } from '../../src/client.js';
+import { keysLeft } from '../helpers/leftovers.js';
 
 let server: TestServer;
 before(async () => {
@@ -86,8 +88,7 @@ describe('Semaphore: permits', () => {
     const started = Date.now();
     assert.equal(await semaphore.tryAcquire({ permits: 1, waitTime: 200 }), false);
     assert.ok(Date.now() - started >= 190);
-    const keys = await keysWithTtl(server.client(), 'latchkey:{timeout}:*');
-    assert.deepEqual([...keys.keys()].sort(), [
+    assert.deepEqual(await keysLeft(server.client(), 'timeout'), [
       'latchkey:{timeout}:semaphore:grants',
       'latchkey:{timeout}:semaphore:permits',
     ]);
@@ -107,7 +108,7 @@ describe('Semaphore: permits', () => {
     await assert.rejects(waiting, (error) => error === reason);
     assert.equal(await semaphore.availablePermits(), 2);
     assert.equal(await semaphore.tryAcquire(), true, 'no reservation is left behind');
-    assert.equal(locks.context.waiters.channelCount, 0);
+    assert.equal(contextOf(locks).waiters.channelCount, 0);
   });
 });
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl, keysLeft } from '../helpers/leftovers.js';
 import type { Redis } from 'ioredis';
 import { LatchkeyError, LockNotHeldError, RedisUnavailableError, SPIN_BACKOFF_DEFAULTS } from '../../src/index.js';
 import { backoffDelay, resolveBackoff } from '../../src/primitives/spin-lock.js';
 import { until } from '../helpers/fixture-process.js';
-import { commandCalls, keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { contextOf } from '../../src/client.js';
 
 let server: TestServer;
 let redis: Redis;
@@ -19,17 +20,20 @@ const scriptCalls = async (): Promise<number> =>
 
 describe('SpinLock: the Lock API', () => {
   it('excludes across two clients and re-enters for its owner', async () => {
-    const a = server.lockClient().getSpinLock('basic');
+    const locksA = server.lockClient();
+    const a = locksA.getSpinLock('basic');
     const b = server.lockClient().getSpinLock('basic');
-    await a.lock();
-    assert.equal(await a.tryLock(), true);
-    assert.equal(await a.getHoldCount(), 2);
-    assert.equal(await b.tryLock(), false);
-    assert.equal(await b.tryLock({ waitTime: 60 }), false);
-    await assert.rejects(b.unlock(), LockNotHeldError);
-    await a.unlock();
-    assert.equal(await a.isLocked(), true);
-    await a.unlock();
+    await locksA.scope(async () => {
+      await a.lock();
+      assert.equal(await a.tryLock(), true);
+      assert.equal(await a.getHoldCount(), 2);
+      assert.equal(await b.tryLock(), false);
+      assert.equal(await b.tryLock({ waitTime: 60 }), false);
+      await assert.rejects(b.unlock(), LockNotHeldError);
+      await a.unlock();
+      assert.equal(await a.isLocked(), true);
+      await a.unlock();
+    });
     assert.equal(await b.tryLock(), true);
     await b.unlock();
     assert.equal(await b.remainTimeToLive(), -2);
@@ -76,7 +80,7 @@ describe('SpinLock: the Lock API', () => {
     await sleep(1_000);
     assert.equal(await lock.isHeldByCurrentOwner(), true);
     await lock.unlock();
-    assert.deepEqual([...(await keysWithTtl(redis, 'latchkey:{watchdog}*')).keys()], []);
+    assert.deepEqual(await keysLeft(redis, 'watchdog'), []);
   });
 });
 
@@ -90,7 +94,7 @@ describe('SpinLock: waiting by polling', () => {
     await sleep(200);
     const [, subscribers] = (await redis.pubsub('NUMSUB', 'latchkey:{no-pubsub}:lock:hand-over')) as [string, number];
     assert.equal(Number(subscribers), 0);
-    assert.equal(locks.context.waiters.channelCount, 0);
+    assert.equal(contextOf(locks).waiters.channelCount, 0);
     await holder.unlock();
     await waiting;
     assert.equal(await spin.isHeldByCurrentOwner(), true);

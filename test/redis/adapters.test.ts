@@ -10,6 +10,8 @@ import { toConnection } from '../../src/redis/to-connection.js';
 import { lockStatus } from '../../src/scripts/index.js';
 import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
+const listener = (message: (text: string) => void) => ({ message, reconnected: () => undefined });
+
 let server: TestServer;
 const nodeRedisClients: { quit(): Promise<unknown> }[] = [];
 before(async () => {
@@ -102,8 +104,14 @@ for (const [name, make] of adapters) {
     it('subscribes, delivers messages to every listener of a channel, unsubscribes after the last', async () => {
       const { connection } = await make();
       const got: string[] = [];
-      const offA = await connection.subscribe('adapter:ch', (m) => got.push(`a:${m}`));
-      const offB = await connection.subscribe('adapter:ch', (m) => got.push(`b:${m}`));
+      const offA = await connection.subscribe(
+        'adapter:ch',
+        listener((m) => got.push(`a:${m}`)),
+      );
+      const offB = await connection.subscribe(
+        'adapter:ch',
+        listener((m) => got.push(`b:${m}`)),
+      );
       const admin = server.client();
       await admin.publish('adapter:ch', '1');
       await sleep(50);

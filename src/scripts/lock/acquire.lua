@@ -1,24 +1,23 @@
---[[ lock/acquire: take the lock, re-enter it, claim it when a release handed it over, or queue up.
+--[[ lock/acquire: one attempt to take the lock for an owner that holds none of it: one try, or a
+try that queues up (refreshing the owner's place) when the lock cannot be taken.
 A free lock goes to the first live waiter in the queue, never to a caller that did not wait there:
 so a process that just released cannot take the lock again ahead of those already waiting.
 Waiters whose place lapsed (they stopped refreshing it: the process died) are skipped.
-KEYS[1]  lock hash: field = owner id, value = hold count; after a hand-over also "handed-over" =
-         the token of the wait it was handed to, until that wait's owner claims it or acquires
-         again (owner ids hold a ":", so the field is never an owner's); it goes with the lock
+Safe to repeat: an owner that already holds the lock is this very call run again (its reply was
+lost), or the waiter a release handed the lock to: either way it holds it once, with its lease.
+KEYS[1]  lock hash: field = owner id, value = hold count
 KEYS[2]  queue list: waiting owner ids, in request order
-KEYS[3]  waiters hash: owner id -> "<epoch ms (server clock) when its place lapses>|<reservation>|<token>"
-         (reservation: how long a lock handed to it is kept until it claims it: its lease, but
-         no longer than ARGV[3], as long as its place would outlive it if it died)
+KEYS[3]  waiters hash: owner id -> "<place lapses at, server ms>|<reservation ms>|<wait id>|<ticket>"
+         (reservation: how long a lock handed to it is kept for it; the ticket names the attempt
+         that wrote the place, and comes back with the hand-over)
 ARGV[1]  owner id ("<client id>:<owner id>")
 ARGV[2]  lease in ms
-ARGV[3]  how long a place is kept without a refresh, in ms
-ARGV[4]  "1": join (or refresh) the queue when the lock cannot be taken; "0" or left out (with
-         ARGV[3] and ARGV[5]: a plain try sends the fewest arguments): one try, leave no entry;
-         "c": only claim a lock this owner holds (set its lease), never take
-ARGV[5]  with "1": the wait's token, echoed in the hand-over message so only that wait takes it
-Returns  nil when acquired (or re-entered, or claimed); otherwise ms worth waiting before trying
-         again: the holder's remaining TTL, or when the lock is free, until the head's place lapses;
-         with "c", -3 when this owner does not hold the lock ]]
+ARGV[3]  to queue: how long a place is kept without a refresh, in ms (left out: one try only)
+ARGV[4]  to queue: the reservation in ms
+ARGV[5]  to queue: the wait id
+ARGV[6]  to queue: the ticket of this attempt
+Returns  nil when acquired; otherwise ms worth waiting before trying again: the holder's remaining
+         TTL, or when the lock is free, until the head's place lapses ]]
 local owner = ARGV[1]
 -- Fast path: no lock and no waiter at all.
 if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
@@ -26,42 +25,20 @@ if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return nil
 end
+if redis.call('hexists', KEYS[1], owner) == 1 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return nil
+end
 local function clock()
   local time = redis.call('time')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
-local function take()
-  redis.call('hdel', KEYS[3], owner)
-  redis.call('hset', KEYS[1], owner, 1)
-  redis.call('pexpire', KEYS[1], ARGV[2])
-end
-
-if redis.call('hexists', KEYS[1], owner) == 1 then
-  local handedTo = redis.call('hget', KEYS[1], 'handed-over')
-  if handedTo then
-    redis.call('hdel', KEYS[1], 'handed-over')
-  end
-  -- The wait the lock was handed to, retrying before its message came, finds its hold already
-  -- counted; any other acquisition by the holder re-enters.
-  if ARGV[4] ~= 'c' and (ARGV[5] == nil or handedTo ~= ARGV[5]) then
-    redis.call('hincrby', KEYS[1], owner, 1)
-  end
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  return nil
-end
-if ARGV[4] == 'c' then
-  return -3
-end
-
 local function lapses(entry)
   return tonumber(string.match(entry or '', '^(%d+)|')) or 0
 end
+
 local now
 if redis.call('exists', KEYS[1]) == 0 then
-  if redis.call('exists', KEYS[2]) == 0 then
-    take()
-    return nil
-  end
   now = clock()
   while true do
     local head = redis.call('lindex', KEYS[2], 0)
@@ -75,19 +52,20 @@ if redis.call('exists', KEYS[1]) == 0 then
     if head then
       redis.call('lpop', KEYS[2])
     end
-    take()
+    redis.call('hdel', KEYS[3], owner)
+    redis.call('hset', KEYS[1], owner, 1)
+    redis.call('pexpire', KEYS[1], ARGV[2])
     return nil
   end
 end
 
-if ARGV[4] == '1' then
+if ARGV[3] then
   now = now or clock()
   local timeout = tonumber(ARGV[3])
   if redis.call('hexists', KEYS[3], owner) == 0 then
     redis.call('rpush', KEYS[2], owner)
   end
-  local reserve = math.min(tonumber(ARGV[2]), timeout)
-  redis.call('hset', KEYS[3], owner, (now + timeout) .. '|' .. reserve .. '|' .. ARGV[5])
+  redis.call('hset', KEYS[3], owner, (now + timeout) .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6])
   -- The queue lives as long as its longest-lived place, so waiters that all died leave nothing behind.
   for i = 2, 3 do
     if redis.call('pttl', KEYS[i]) < timeout then

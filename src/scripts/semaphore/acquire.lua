@@ -4,21 +4,24 @@ stream of small ones. A waiter that cannot take its permits joins (or refreshes)
 KEYS[1]  permits: string, the available count (no TTL: it is the semaphore's state)
 KEYS[2]  queue: zset, waiter id -> arrival (server time, µs)
 KEYS[3]  wants: hash, waiter id -> "<permits>:<expires at, server ms>"
-KEYS[4]  grants: zset, attempt id -> grant time (ms); "!<id>" marks an attempt cancelled before it ran
+KEYS[4]  grants: zset, acquisition id -> grant time (ms); "!<id>" marks an acquisition given up
 ARGV[1]  permits wanted (integer >= 1)
-ARGV[2]  attempt id (unique per call; lets a call whose reply was lost be undone)
+ARGV[2]  acquisition id (one per acquisition: a repeat finds its grant, a give-up can undo it)
 ARGV[3]  waiter id, or "" for a one-shot attempt that must not queue
 ARGV[4]  waiter timeout (ms): a queued waiter that stops refreshing its entry is skipped after it
 ARGV[5]  channel to publish on when a vanished head's reservation is lifted and permits are free
 ARGV[6]  how long grants are remembered (ms)
-Returns  nil when acquired; otherwise ms after which to retry (the waiter's refresh period, or
-         sooner when the head's entry goes stale then) ]]
+Returns  nil when acquired (or acquired already by this acquisition: a repeat); otherwise ms after
+         which to retry (the waiter's refresh period, or sooner when the head's entry goes stale) ]]
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = tonumber(ARGV[1])
 local me = ARGV[3]
 local timeout = tonumber(ARGV[4])
 local retry = math.max(1, math.floor(timeout / 3))
+if redis.call('zscore', KEYS[4], ARGV[2]) then
+  return nil
+end
 if redis.call('zscore', KEYS[4], '!' .. ARGV[2]) then
   return retry
 end

@@ -1,0 +1,184 @@
+import type { ClientContext } from '../context.js';
+import { listening, type LockKind } from '../diagnostics.js';
+import { RedisUnavailableError } from '../errors.js';
+import { retryPause } from '../redis/script-runner.js';
+import { sleep } from './timers.js';
+import type { Waiter, Waiters } from './waiters.js';
+
+/** What one attempt found. */
+export type Attempt<T> =
+  | { readonly acquired: true; readonly value: T }
+  /** `retryIn`: ms until it is worth trying again even without a message (the holder's lease end, say). */
+  | { readonly acquired: false; readonly retryIn: number };
+
+/** One acquisition, as a primitive describes it to the pipeline. */
+export interface Acquisition<T> {
+  readonly name: string;
+  readonly kind: LockKind;
+  /**
+   * One attempt. `message` is the payload of a message addressed to this wait, if one woke it (a
+   * lock handed over to it). Safe to repeat: an attempt whose reply was lost is simply made again.
+   */
+  attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<T>>;
+  /**
+   * Gives back whatever this acquisition may hold: called once when it ends without acquiring
+   * (time up, aborted, failed), after an uncertain attempt too, and when the caller aborted while
+   * the winning attempt was in flight. Holding nothing, it does nothing.
+   */
+  giveUp(): Promise<void>;
+  /** Where releases are announced; left out, the wait polls (see `pause`). */
+  readonly channel?: string;
+  /** Names this wait in addressed messages. */
+  readonly waitId?: string;
+  /** A polling wait's pause before retry number `retry` (the SpinLock's backoff). */
+  pause?(retry: number): number;
+}
+
+/** When an acquisition ends. */
+export interface AcquireBounds {
+  /** Epoch ms after which the wait gives up; undefined: wait until acquired. `Date.now()`: one attempt. */
+  readonly deadline?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** Retry at least this often when the holder's lease is unknown or has no end. */
+const FALLBACK_RETRY_MS = 1_000;
+
+/**
+ * The one acquisition pipeline: the first attempt (uncontended: nothing set up for a wait), then
+ * subscribe and try again (a release may have come before the subscription), then park until a
+ * message, the holder's lease end or the deadline, and try again. A failed call (Redis
+ * unreachable, a failover) is retried, within the deadline and `failFor`; at the deadline the
+ * answer is what the last attempt found: not acquired (undefined) if it found the lock held,
+ * RedisUnavailableError if it could not ask. Whatever ends the wait without the lock, or an abort
+ * that comes while the winning attempt is in flight, gives back what the acquisition may hold.
+ */
+export async function acquire<T>(
+  acquisition: Acquisition<T>,
+  ctx: ClientContext,
+  { deadline, signal }: AcquireBounds,
+): Promise<T | undefined> {
+  signal?.throwIfAborted();
+  // Failed calls in a row are ridden out for commandTimeout before the wait fails.
+  const wait = new WaitState(acquisition, ctx.options.commandTimeout);
+  // A single attempt is bounded by commandTimeout alone, not by a deadline of "now".
+  const callDeadline = deadline !== undefined && deadline <= Date.now() ? undefined : deadline;
+  let waiter: Waiter | undefined;
+  let message: string | undefined;
+  try {
+    for (let round = 0; ; round++) {
+      // A wait outlives nothing: shutdown() ends it (a spin wait has no subscription to fail).
+      if (round > 0) ctx.assertOpen();
+      const outcome = await wait.attempt(callDeadline, message);
+      if (outcome?.acquired) {
+        if (signal?.aborted) throw signal.reason;
+        wait.end('acquired');
+        return outcome.value;
+      }
+      if (deadline !== undefined && Date.now() >= deadline) {
+        if (wait.failure) throw wait.failure;
+        wait.end('timeout');
+        await giveUp(acquisition, false);
+        return undefined;
+      }
+      wait.start();
+      if (acquisition.channel !== undefined && waiter === undefined) {
+        waiter = await wait.join(ctx.waiters, deadline);
+        // Subscribed now: try again at once, a release may have come before the subscription.
+        if (waiter) continue;
+      }
+      const remaining = deadline === undefined ? Infinity : deadline - Date.now();
+      const pause = Math.min(remaining, wait.pauseAfter(outcome, round));
+      if (waiter) await waiter.park(pause, signal);
+      else await sleep(pause, signal);
+      message = waiter?.takeMessage();
+    }
+  } catch (error) {
+    wait.end(signal?.aborted ? 'aborted' : 'error');
+    await giveUp(acquisition, wait.failure !== undefined);
+    throw error;
+  } finally {
+    waiter?.leave();
+  }
+}
+
+/**
+ * Gives back what the acquisition may hold. Sent after its attempts on the same connection, so
+ * Redis runs it after them. Awaited, so the caller finds nothing left behind, except when Redis
+ * could not be reached: then waiting for it would only add a timeout to the failure.
+ */
+async function giveUp(acquisition: Acquisition<unknown>, unreachable: boolean): Promise<void> {
+  const giving = acquisition.giveUp().catch(() => undefined);
+  if (!unreachable) await giving;
+}
+
+/** The bookkeeping of one wait: failures in a row, and what the `wait` diagnostics report. */
+class WaitState<T> {
+  #started: number | undefined;
+  #firstFailure: number | undefined;
+  #failures = 0;
+  /** The last call's failure, while the last outcome is one. */
+  failure: RedisUnavailableError | undefined;
+
+  constructor(
+    private readonly acquisition: Acquisition<T>,
+    private readonly failFor: number,
+  ) {}
+
+  /** One attempt; a RedisUnavailableError becomes `undefined` until failures last `failFor`. */
+  async attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<T> | undefined> {
+    try {
+      const outcome = await this.acquisition.attempt(deadline, message);
+      this.#firstFailure = undefined;
+      this.#failures = 0;
+      this.failure = undefined;
+      return outcome;
+    } catch (error) {
+      if (!(error instanceof RedisUnavailableError)) throw error;
+      return this.#failed(error);
+    }
+  }
+
+  /** Subscribes; a failure to subscribe is ridden out like a failed attempt (the wait polls meanwhile). */
+  async join(waiters: Waiters, deadline: number | undefined): Promise<Waiter | undefined> {
+    try {
+      return await waiters.join(this.acquisition.channel!, this.acquisition.waitId, deadline);
+    } catch (error) {
+      if (!(error instanceof RedisUnavailableError)) throw error;
+      this.#failed(error);
+      return undefined;
+    }
+  }
+
+  #failed(error: RedisUnavailableError): undefined {
+    const now = Date.now();
+    this.#firstFailure ??= now;
+    this.#failures++;
+    this.failure = error;
+    if (now - this.#firstFailure >= this.failFor) throw error;
+    return undefined;
+  }
+
+  /** How long to wait before the next attempt. */
+  pauseAfter(outcome: Attempt<T> | undefined, round: number): number {
+    if (outcome === undefined) return retryPause(this.#failures);
+    // PTTL answers -1 for a key without expiry: no moment to aim for.
+    const retryIn = outcome.acquired ? 0 : outcome.retryIn === -1 ? FALLBACK_RETRY_MS : Math.max(1, outcome.retryIn);
+    return this.acquisition.pause ? Math.min(this.acquisition.pause(round), retryIn) : retryIn;
+  }
+
+  start(): void {
+    if (this.#started !== undefined) return;
+    this.#started = Date.now();
+    const { name, kind } = this.acquisition;
+    listening('wait')?.publish({ name, kind, phase: 'start' });
+  }
+
+  end(outcome: 'acquired' | 'timeout' | 'aborted' | 'error'): void {
+    if (this.#started === undefined) return;
+    const { name, kind } = this.acquisition;
+    const waited = Date.now() - this.#started;
+    this.#started = undefined;
+    listening('wait')?.publish({ name, kind, phase: 'end', acquired: outcome === 'acquired', waited, outcome });
+  }
+}

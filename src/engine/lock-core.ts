@@ -1,0 +1,58 @@
+import type { LockKind } from '../diagnostics.js';
+
+/** A lock's state as one read returns it. */
+export interface LockStatus {
+  readonly locked: boolean;
+  /** The asking owner's hold count (0 when it holds none). */
+  readonly holds: number;
+  /** ms; -2: no such lock, -1: no expiry. */
+  readonly ttl: number;
+}
+
+/** One acquisition's request, validated. */
+export interface AcquireRequest {
+  /** Left out: the watchdog keeps the lock alive. */
+  readonly leaseTime?: number;
+  /** Epoch ms after which the wait gives up; undefined: until acquired; `Date.now()`: one attempt. */
+  readonly deadline?: number;
+  readonly signal?: AbortSignal;
+  /** Taken as a MultiLock / RedLock member: its loss is the group's business, not a `lockLost` of its own. */
+  readonly member?: boolean;
+}
+
+/** What an acquisition gives its caller. */
+export interface HeldLock {
+  /** Aborts with LockLostError once the hold is known lost. */
+  readonly signal: AbortSignal;
+  /** The fencing token, for locks that issue one. */
+  readonly token?: bigint;
+}
+
+/**
+ * What the Lock API (LockHandle) needs of a lock: single-key locks (KeyLock) and MultiLock /
+ * RedLock provide it. Owners are given as owner ids; the core makes them Redis owners.
+ */
+export interface LockCore {
+  readonly name: string;
+  readonly kind: LockKind;
+  /** An acquisition by owner X makes these re-enter for X inside the holder's callback. */
+  readonly identities: readonly string[];
+  /** Acquires for `ownerId` (re-enters when it holds the lock); undefined when the deadline passed first. */
+  acquire(ownerId: string, request: AcquireRequest): Promise<HeldLock | undefined>;
+  /** Releases one hold of `ownerId`: LockNotHeldError when it holds none, LockLostError when it was lost. */
+  release(ownerId: string): Promise<void>;
+  /** `ownerId`'s holds as this process knows them. */
+  holdCount(ownerId: string): number;
+  forceUnlock(): Promise<boolean>;
+  status(ownerId: string): Promise<LockStatus>;
+}
+
+/** A lock that can be a MultiLock / RedLock member: a single-key lock (KeyLock). */
+export interface MemberCore extends LockCore {
+  /** The Liveness of `ownerId`'s hold, while it has one. */
+  livenessOf(ownerId: string): import('./liveness.js').Liveness | undefined;
+  /** Sets the lease of `ownerId`'s hold to `leaseMs` from now; false when it holds none. */
+  setLease(ownerId: string, leaseMs: number): Promise<boolean>;
+  /** Stops renewing `ownerId`'s hold (its group was lost): what is left of it expires with its lease. */
+  stopRenewing(ownerId: string): void;
+}

@@ -1,0 +1,40 @@
+/** Node's timers fire at once for any delay above this (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timer that may run longer than Node's limit; `cancel()` stops it. */
+export interface LongTimer {
+  cancel(): void;
+}
+
+/**
+ * Calls `fn` once `ms` have passed, chaining Node timers past their 2^31 - 1 ms limit. Unless
+ * `keepAlive`, the timer does not keep the process alive: latchkey's own timers (lease ends,
+ * renewals) serve the user's work, they are not work.
+ */
+export function setLongTimeout(fn: () => void, ms: number, keepAlive = false): LongTimer {
+  const at = Date.now() + ms;
+  let timer: NodeJS.Timeout;
+  const arm = (): void => {
+    const left = at - Date.now();
+    timer = setTimeout(left > MAX_TIMER_MS ? arm : fn, Math.min(Math.max(0, left), MAX_TIMER_MS));
+    if (!keepAlive) timer.unref();
+  };
+  arm();
+  return { cancel: () => clearTimeout(timer) };
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise((resolve, reject) => {
+    // Someone waits on it: this timer keeps the process alive.
+    const timer = setLongTimeout(() => finish(resolve), ms, true);
+    const onAbort = (): void => finish(() => reject(signal?.reason as Error));
+    function finish(settle: () => void): void {
+      timer.cancel();
+      signal?.removeEventListener('abort', onAbort);
+      settle();
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

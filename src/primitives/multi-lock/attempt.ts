@@ -1,0 +1,104 @@
+import type { MemberFailure } from '../../errors.js';
+import { fanOut, type MemberOutcome } from '../../engine/fan-out.js';
+import type { MemberCore } from '../../engine/lock-core.js';
+
+/** A member failure with the member's position (members of a RedLock often share one name). */
+export interface IndexedMemberFailure extends MemberFailure {
+  /** Position of the member in the `getMultiLock` / `getRedLock` arguments. */
+  readonly index: number;
+}
+
+export interface AttemptPlan {
+  /** The owner id of the group's hold, shared by every member. */
+  readonly ownerId: string;
+  /** How long a busy member may be waited for (ms); 0: one try per member. */
+  readonly memberWait: number;
+  /** Lease set on each member while acquiring; undefined: its own client's watchdog keeps it. */
+  readonly memberLease: number | undefined;
+  /** Failures tolerated (0: MultiLock; a minority: RedLock). */
+  readonly failureLimit: number;
+  readonly signal: AbortSignal | undefined;
+  /**
+   * A member taken after the attempt stopped waiting for it (a RedLock does not wait for its
+   * slowest members once it has a majority): true when the hold takes it, false to give it back.
+   */
+  readonly late: (index: number) => boolean;
+}
+
+export interface AttemptResult {
+  /** Positions of the members taken; the caller releases them when the attempt fails. */
+  readonly taken: number[];
+  readonly failures: IndexedMemberFailure[];
+}
+
+/**
+ * One attempt of MultiLock / RedLock. Every member is tried at once, one try each: uncontended,
+ * the attempt costs one member's latency. Under contention it falls back to the order the
+ * algorithm is written in, which cannot deadlock: it gives back the members taken after the first
+ * busy one, waits up to `memberWait` for that one alone, then tries the rest at once again. (Two
+ * parties that each took part of the group and waited for the other's part would both sit out
+ * their whole wait.)
+ */
+export async function attemptAll(members: readonly MemberCore[], plan: AttemptPlan): Promise<AttemptResult> {
+  const taken: number[] = [];
+  const failures: IndexedMemberFailure[] = [];
+  const need = members.length - plan.failureLimit;
+  const take = (index: number, wait: number): Promise<boolean> =>
+    members[index]!.acquire(plan.ownerId, {
+      leaseTime: plan.memberLease,
+      deadline: Date.now() + wait,
+      signal: plan.signal,
+      member: true,
+    }).then((held) => held !== undefined);
+  const record = (index: number, outcome: MemberOutcome<boolean> | undefined, busy: number[]): void => {
+    if (outcome === undefined) failures.push({ index, name: members[index]!.name, reason: 'timeout' });
+    else if (!outcome.ok)
+      failures.push({ index, name: members[index]!.name, reason: outcome.reason, error: outcome.error });
+    else if (outcome.value) taken.push(index);
+    else if (plan.memberWait > 0) busy.push(index);
+    else failures.push({ index, name: members[index]!.name, reason: 'busy' });
+  };
+  const tryAtOnce = async (indexes: number[]): Promise<number[]> => {
+    const busy: number[] = [];
+    const before = taken.length;
+    const outcomes = await fanOut(indexes, (index) => take(index, 0), {
+      // A RedLock with its majority does not wait for the slowest members (a frozen server would
+      // otherwise cost every acquisition a whole commandTimeout).
+      enough: (settled) => plan.failureLimit > 0 && before + settled.filter((o) => o?.ok && o.value).length >= need,
+      late: (position, outcome) => {
+        const index = indexes[position]!;
+        if (outcome.ok && outcome.value && !plan.late(index))
+          void members[index]!.release(plan.ownerId).catch(() => undefined);
+      },
+    });
+    outcomes.forEach((outcome, position) => {
+      // Still pending: it may yet join the hold (see `late`), so it is no failure.
+      if (outcome !== undefined || plan.failureLimit === 0) record(indexes[position]!, outcome, busy);
+    });
+    return busy;
+  };
+
+  let busy = await tryAtOnce(members.map((_, index) => index));
+  while (busy.length > 0 && failures.length <= plan.failureLimit && !plan.signal?.aborted) {
+    // Enough members answered that the busy ones may be given up without waiting (RedLock).
+    if (failures.length + busy.length <= plan.failureLimit) break;
+    const first = Math.min(...busy);
+    const later = taken.filter((index) => index > first);
+    taken.splice(0, taken.length, ...taken.filter((index) => index < first));
+    await Promise.all(later.map((index) => members[index]!.release(plan.ownerId).catch(() => undefined)));
+    const waited: number[] = [];
+    const [outcome] = await fanOut([first], (index) => take(index, plan.memberWait));
+    record(first, outcome, waited);
+    for (const index of waited) failures.push({ index, name: members[index]!.name, reason: 'busy' });
+    const rest = busy.filter((index) => index !== first);
+    if (failures.length > plan.failureLimit || plan.signal?.aborted) {
+      // Given up: the other busy members are not tried again.
+      busy = rest;
+      break;
+    }
+    busy = await tryAtOnce([...rest, ...later]);
+  }
+  for (const index of busy) failures.push({ index, name: members[index]!.name, reason: 'busy' });
+  failures.sort((a, b) => a.index - b.index);
+  return { taken, failures };
+}

@@ -1,0 +1,359 @@
+import type { ClientContext } from '../../context.js';
+import { listening } from '../../diagnostics.js';
+import { fanOut } from '../../engine/fan-out.js';
+import type { AcquireRequest, HeldLock, LockCore, LockStatus, MemberCore } from '../../engine/lock-core.js';
+import { coreOf, LockHandle } from '../../engine/lock-handle.js';
+import { followMembers, type Liveness } from '../../engine/liveness.js';
+import { sleep } from '../../engine/timers.js';
+import {
+  LockLostError,
+  LockNotHeldError,
+  MemberReleaseError,
+  QuorumError,
+  type MemberReleaseFailure,
+} from '../../errors.js';
+import type { Lock } from '../../lock.js';
+import { randomId } from '../../owner.js';
+import { attemptAll, type IndexedMemberFailure } from './attempt.js';
+
+/** `MultiLock`: every member; `RedLock`: a majority. */
+export type MultiLockKind = 'MultiLock' | 'RedLock';
+
+/** One owner's hold on the group. Re-entry only counts up locally: the members are already held. */
+interface GroupHold {
+  count: number;
+  /** Positions of the members held; grows when late members join. */
+  readonly taken: number[];
+  readonly liveness: Liveness;
+  /** Stops the group following its members, and turns late members away. */
+  readonly close: () => void;
+}
+
+/** `lock()` without waitTime retries attempts of `members × 1500 ms`, randomised with a lease so rivals drift apart. */
+export function attemptWait(members: number, leaseTime: number | undefined): number {
+  const base = members * 1500;
+  if (leaseTime === undefined) return base;
+  if (leaseTime <= 2000) return 2000;
+  const low = leaseTime <= base ? leaseTime / 2 : base;
+  return Math.floor(low + Math.random() * (leaseTime - low));
+}
+
+/**
+ * A lock over several member locks, each possibly on its own independent Redis server (Redisson's
+ * RedissonMultiLock / RedissonRedLock): MultiLock needs every member, RedLock a majority (a
+ * failure limit of a minority, not a second algorithm). Members of one attempt are taken in
+ * parallel; an attempt that fails gives back everything it took. The group's Liveness follows
+ * its members': it is proven as long as enough of them are, and lost when too few are left.
+ */
+class MultiLockCore implements LockCore {
+  readonly identities: readonly string[];
+  readonly name: string;
+  readonly kind: 'multi-lock' | 'red-lock';
+  readonly #held = new Map<string, GroupHold>();
+  readonly #failureLimit: number;
+  readonly #need: number;
+  readonly #key = `group:${randomId(12)}`;
+
+  constructor(
+    private readonly ctx: ClientContext,
+    private readonly members: readonly MemberCore[],
+    kind: MultiLockKind,
+  ) {
+    const n = members.length;
+    this.#failureLimit = kind === 'RedLock' ? n - (Math.floor(n / 2) + 1) : 0;
+    this.#need = n - this.#failureLimit;
+    this.kind = kind === 'RedLock' ? 'red-lock' : 'multi-lock';
+    this.name = `${kind}(${members.map((m) => m.name).join(', ')})`;
+    // Inside the group's callback its members re-enter too: they are held by the same owner.
+    this.identities = [this.#key, ...members.flatMap((member) => member.identities)];
+  }
+
+  holdCount(ownerId: string): number {
+    return this.#held.get(ownerId)?.count ?? 0;
+  }
+
+  async acquire(ownerId: string, request: AcquireRequest): Promise<HeldLock | undefined> {
+    this.ctx.assertOpen();
+    const existing = this.#held.get(ownerId);
+    if (existing) {
+      if (!existing.liveness.alive) throw existing.liveness.lostError;
+      existing.count++;
+      return { signal: existing.liveness.signal };
+    }
+    if (request.deadline !== undefined) return this.#acquireBy(ownerId, request.deadline, request);
+    for (;;) {
+      const deadline = Date.now() + attemptWait(this.members.length, request.leaseTime);
+      const held = await this.#acquireBy(ownerId, deadline, request);
+      if (held) return held;
+    }
+  }
+
+  /**
+   * Attempts until one takes the quorum or `deadline` passes. A busy member is waited for at most
+   * its share of the time left, recomputed for each attempt. While acquiring, members get a lease
+   * long enough that the first ones outlive the wait for the last (twice the wait), set to the
+   * lease asked for once all are held. Throws QuorumError when more members were unreachable than
+   * the failure limit allows.
+   */
+  async #acquireBy(ownerId: string, deadline: number, request: AcquireRequest): Promise<HeldLock | undefined> {
+    const { leaseTime, signal } = request;
+    const waitTime = Math.max(0, deadline - Date.now());
+    const memberLease = leaseTime === undefined ? undefined : waitTime > 0 ? 2 * waitTime : leaseTime;
+    for (;;) {
+      signal?.throwIfAborted();
+      const started = Date.now();
+      const memberWait = waitTime === 0 ? 0 : Math.max(1, Math.floor((deadline - started) / this.members.length));
+      const late = new LateMembers(memberLease === leaseTime);
+      const { taken, failures } = await attemptAll(this.members, {
+        ownerId,
+        memberWait,
+        memberLease,
+        failureLimit: this.#failureLimit,
+        signal,
+        late: late.offer,
+      });
+      const held =
+        failures.length <= this.#failureLimit
+          ? await this.#confirm(ownerId, taken, failures, leaseTime, memberLease, late)
+          : undefined;
+      if (!held) await this.#releaseMembers(ownerId, [...taken, ...late.close()]);
+      if (signal?.aborted) {
+        if (held) await this.release(ownerId).catch(() => undefined);
+        throw signal.reason;
+      }
+      if (held) return held;
+      if (failures.filter((f) => f.reason !== 'busy').length > this.#failureLimit) throw this.#quorumError(failures);
+      if (waitTime === 0 || Date.now() >= deadline) return undefined;
+      // A short random pause: rivals that failed together do not retry in lockstep.
+      await sleep(Math.min(Math.random() * 50, Math.max(0, deadline - Date.now())), signal);
+    }
+  }
+
+  /**
+   * Sets the members' lease to the one asked for (when they were taken with a longer one), then
+   * makes the group's Liveness: proven while `need` members are, which is Redlock's validity rule
+   * (the lease, from before each member granted it, less the clock allowance). A quorum whose
+   * validity is already used up is not a hold.
+   */
+  async #confirm(
+    ownerId: string,
+    taken: number[],
+    failures: IndexedMemberFailure[],
+    leaseTime: number | undefined,
+    memberLease: number | undefined,
+    late: LateMembers,
+  ): Promise<HeldLock | undefined> {
+    if (leaseTime !== undefined && memberLease !== leaseTime) {
+      const outcomes = await fanOut(taken, (index) => this.members[index]!.setLease(ownerId, leaseTime));
+      const failed = taken.filter((_, i) => !(outcomes[i]?.ok && outcomes[i].value));
+      await this.#releaseMembers(ownerId, failed);
+      for (const index of failed) failures.push({ index, name: this.members[index]!.name, reason: 'error' });
+      taken.splice(0, taken.length, ...taken.filter((index) => !failed.includes(index)));
+    }
+    const livenesses = taken.flatMap((index) => this.members[index]!.livenessOf(ownerId) ?? []);
+    const proofs = livenesses
+      .filter((l) => l.alive)
+      .map((l) => l.validUntil)
+      .sort((a, b) => b - a);
+    const validUntil = proofs[this.#need - 1];
+    if (validUntil === undefined || validUntil <= Date.now()) return undefined;
+    const owner = `${this.ctx.clientId}:${ownerId}`;
+    const liveness = this.ctx.livenesses.create(
+      { name: this.name, kind: this.kind, key: this.#key, owner },
+      validUntil,
+      'its members could not be proven held before their leases ran out',
+    );
+    const follow = followMembers(liveness, livenesses, this.#need);
+    // As for a single lock, a lost lock is no longer renewed: what is left of it expires.
+    liveness.watch(() => {
+      if (liveness.lostError) for (const index of taken) this.members[index]!.stopRenewing(ownerId);
+    });
+    const hold: GroupHold = { count: 1, taken, liveness, close: () => (late.close(), follow.stop()) };
+    late.attach((index) => {
+      const member = this.members[index]!.livenessOf(ownerId);
+      if (!member) return;
+      taken.push(index);
+      follow.add(member);
+    });
+    this.#held.set(ownerId, hold);
+    listening('acquire')?.publish({
+      name: this.name,
+      kind: this.kind,
+      key: this.#key,
+      owner,
+      holds: 1,
+      members: taken.length,
+    });
+    return { signal: liveness.signal };
+  }
+
+  /** Releases one hold; the last one releases every member in parallel and waits for all. */
+  async release(ownerId: string): Promise<void> {
+    this.ctx.assertOpen();
+    const hold = this.#held.get(ownerId);
+    const owner = `${this.ctx.clientId}:${ownerId}`;
+    if (!hold) throw new LockNotHeldError(`Cannot unlock ${this.name}: it is not held by owner ${owner}`);
+    if (--hold.count > 0) return;
+    this.#held.delete(ownerId);
+    const lost = hold.liveness.lostError;
+    hold.liveness.end();
+    hold.close();
+    const failures = await this.#releaseMembers(ownerId, hold.taken);
+    listening('release')?.publish({
+      name: this.name,
+      kind: this.kind,
+      key: this.#key,
+      owner,
+      holds: 0,
+      failures: failures.length,
+    });
+    if (lost) throw lost;
+    if (failures.length === 0) return;
+    if (failures.length === hold.taken.length && failures.every((f) => f.reason === 'not-held')) {
+      throw new LockLostError(`${this.name} was lost: no member was held any more when it was released`);
+    }
+    throw new MemberReleaseError(`Released ${this.name} except: ${describeFailures(failures)}`, failures);
+  }
+
+  /** Releases one hold of each member at `indexes`, in parallel; returns those that failed. */
+  async #releaseMembers(ownerId: string, indexes: readonly number[]): Promise<MemberReleaseFailure[]> {
+    const outcomes = await fanOut(indexes, (index) => this.members[index]!.release(ownerId));
+    const failures: MemberReleaseFailure[] = [];
+    outcomes.forEach((outcome, i) => {
+      if (!outcome || outcome.ok) return;
+      const index = indexes[i]!;
+      const { name } = this.members[index]!;
+      const notHeld = outcome.error instanceof LockNotHeldError || outcome.error instanceof LockLostError;
+      failures.push({ index, name, reason: notHeld ? 'not-held' : outcome.reason, error: outcome.error });
+    });
+    return failures.sort((a, b) => a.index - b.index);
+  }
+
+  /** Deletes every member whoever holds it, in parallel; true when at least one was locked. */
+  async forceUnlock(): Promise<boolean> {
+    this.ctx.assertOpen();
+    const outcomes = await fanOut(this.members, (member) => member.forceUnlock());
+    const failures: MemberReleaseFailure[] = [];
+    outcomes.forEach((outcome, index) => {
+      if (outcome && !outcome.ok)
+        failures.push({ index, name: this.members[index]!.name, reason: outcome.reason, error: outcome.error });
+    });
+    if (failures.length > 0)
+      throw new MemberReleaseError(`Could not force-unlock ${this.name}: ${describeFailures(failures)}`, failures);
+    return outcomes.some((outcome) => outcome?.ok && outcome.value);
+  }
+
+  /**
+   * The state the quorum shares, read from every member at once: locked when at least `need`
+   * members are; the TTL of the need-th best member (all for MultiLock, the weakest of the best
+   * majority for RedLock); the hold count of this owner's group hold.
+   */
+  async status(ownerId: string): Promise<LockStatus> {
+    this.ctx.assertOpen();
+    const outcomes = await fanOut(this.members, (member) => member.status(ownerId));
+    const statuses: LockStatus[] = [];
+    const failures: IndexedMemberFailure[] = [];
+    outcomes.forEach((outcome, index) => {
+      if (outcome?.ok) statuses.push(outcome.value);
+      else failures.push({ index, name: this.members[index]!.name, reason: 'error', error: outcome?.error });
+    });
+    if (failures.length > this.#failureLimit) {
+      throw new QuorumError(`Could not read ${this.name}: ${describeFailures(failures)}`, failures);
+    }
+    const nth = (values: number[]): number | undefined => values.sort((a, b) => b - a)[this.#need - 1];
+    const locked = statuses.filter((s) => s.locked).length >= this.#need;
+    const held = (nth(statuses.map((s) => s.holds)) ?? 0) > 0;
+    // No expiry ranks above any TTL.
+    const ttl = nth(statuses.map((s) => (s.ttl === -1 ? Number.MAX_SAFE_INTEGER : s.ttl))) ?? -2;
+    return {
+      locked,
+      holds: held ? (this.#held.get(ownerId)?.count ?? 1) : 0,
+      ttl: !locked ? -2 : ttl === Number.MAX_SAFE_INTEGER ? -1 : ttl,
+    };
+  }
+
+  #quorumError(failures: IndexedMemberFailure[]): QuorumError {
+    const n = this.members.length;
+    const needed = this.#need < n ? `a majority (${this.#need} of ${n})` : `all ${n} members`;
+    return new QuorumError(`Could not reach ${needed} of ${this.name}: ${describeFailures(failures)}`, failures);
+  }
+}
+
+/**
+ * Members that answer after a RedLock attempt already holds its majority. They join the hold when
+ * they come (only when they carry the hold's own lease), so that it holds every member that
+ * answered; before the hold exists they wait here; once it is over (or was never made) they are
+ * refused, and the attempt gives them back.
+ */
+class LateMembers {
+  #waiting: number[] | undefined = [];
+  #join: ((index: number) => void) | undefined;
+
+  constructor(private readonly joinable: boolean) {}
+
+  readonly offer = (index: number): boolean => {
+    if (!this.joinable) return false;
+    if (this.#join) this.#join(index);
+    else if (this.#waiting) this.#waiting.push(index);
+    else return false;
+    return true;
+  };
+
+  attach(join: (index: number) => void): void {
+    const waiting = this.#waiting ?? [];
+    this.#waiting = [];
+    this.#join = join;
+    waiting.forEach(join);
+  }
+
+  /** Refuses later offers; returns the members offered and not joined. */
+  close(): number[] {
+    const left = this.#join ? [] : (this.#waiting ?? []);
+    this.#waiting = undefined;
+    this.#join = undefined;
+    return left;
+  }
+}
+
+/** `"name" #index: reason` for error messages. */
+function describeFailures(failures: readonly { name: string; index: number; reason: string }[]): string {
+  return failures.map((f) => `"${f.name}" #${f.index} ${f.reason}`).join(', ');
+}
+
+/** Present on every MultiLock / RedLock: a group cannot be a member of another. */
+const groups = new WeakSet<object>();
+
+/** Checks the members: Locks of latchkey clients, at least one, none twice, no nested group. */
+function toMembers(locks: readonly unknown[]): MemberCore[] {
+  if (locks.length === 0) throw new RangeError('Expected `locks` to hold at least one Lock, got none');
+  const members: MemberCore[] = [];
+  locks.forEach((lock, i) => {
+    if (typeof lock === 'object' && lock !== null && groups.has(lock)) {
+      throw new TypeError(`Expected \`locks[${i}]\` to be a single Lock: a MultiLock / RedLock cannot be a member`);
+    }
+    if (Array.isArray(lock)) {
+      throw new TypeError(`Expected \`locks[${i}]\` to be a Lock, got an array: spread it, getMultiLock(...locks)`);
+    }
+    const core = coreOf(lock) as MemberCore | undefined;
+    if (core === undefined || typeof core.livenessOf !== 'function') {
+      throw new TypeError(
+        `Expected \`locks[${i}]\` to be a Lock from a LockClient, got ${lock === null ? 'null' : typeof lock}`,
+      );
+    }
+    const twin = members.findIndex((other) => other.identities[0] === core.identities[0] && other.kind === core.kind);
+    if (twin >= 0) {
+      throw new RangeError(
+        `Expected distinct locks: \`locks[${i}]\` is the same lock as \`locks[${twin}]\` ("${core.name}")`,
+      );
+    }
+    members.push(core);
+  });
+  return members;
+}
+
+/** Creates the lock returned by `LockClient.getMultiLock()` / `getRedLock()`. */
+export function createMultiLock(ctx: ClientContext, locks: readonly unknown[], kind: MultiLockKind): Lock {
+  const handle = new LockHandle(new MultiLockCore(ctx, toMembers(locks), kind));
+  groups.add(handle);
+  return handle;
+}

@@ -1,0 +1,145 @@
+import type { ClientContext } from '../context.js';
+import type { LockKind } from '../diagnostics.js';
+import type { Attempt } from '../engine/acquire.js';
+import { KeyLock, type Grant, type LockBackend } from '../engine/key-lock.js';
+import { LockHandle } from '../engine/lock-handle.js';
+import type { LockStatus } from '../engine/lock-core.js';
+import { provenUntil } from '../engine/liveness.js';
+import { lockKeys } from '../keys.js';
+import { runUntilKnown } from '../redis/script-runner.js';
+import {
+  lockAcquire,
+  lockForceUnlock,
+  lockLeave,
+  lockReenter,
+  lockRelease,
+  lockRenew,
+  lockStatus,
+} from '../scripts/index.js';
+import { newOwnerId } from '../owner.js';
+
+/** How long giving up a place may take before the waiter leaves it to lapse. */
+const LEAVE_TIMEOUT_MS = 1_000;
+
+/** A hand-over accepted without a round trip must leave at least this much of its reservation. */
+const HAND_OVER_MARGIN_MS = 5;
+
+/** Names one wait among this process's waits in hand-over messages: unique, not secret. */
+let waitCount = 0;
+
+/** How an acquisition of the re-entrant lock waits. */
+export type LockWaitStyle =
+  /** Queues in Redis and is handed the lock by name (Lock, FairLock, FencedLock). */
+  | { readonly queue: true }
+  /** Polls with `pause(retry)` ms between tries (SpinLock). */
+  | { readonly queue: false; readonly pause: (retry: number) => number };
+
+/**
+ * The re-entrant lock (Redisson's RLock) in Redis: one hash per lock, field = owner, value = hold
+ * count, expiring with the lease; plus a short-lived queue of the owners waiting for it.
+ *
+ * The last release hands the lock to the first live waiter and tells it by name, so waiting is
+ * event-driven without a herd, and a process that releases and asks again queues behind those
+ * already waiting instead of barging ahead of them. The hand-over is the waiter's acquisition
+ * only while it is provably still held for it: the reservation started after the waiter sent the
+ * attempt whose ticket the message names, so it lasts at least until that moment plus the
+ * reservation. A message that comes later than that (a stalled connection, a server that paused
+ * after the release) proves nothing: the waiter asks Redis instead. A waiter refreshes its place
+ * every third of `fairWaiterTimeout`; a dead one's place lapses.
+ */
+export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, style: LockWaitStyle): LockBackend {
+  const keys = lockKeys(ctx.options.keyPrefix, name);
+  const queueKeys = [keys.hash, keys.queue, keys.waiters];
+  const { run } = ctx;
+  const { fairWaiterTimeout, commandTimeout } = ctx.options;
+  const refreshEvery = Math.max(1, Math.floor(fairWaiterTimeout / 3));
+  /** Hand-overs to this client's waiters arrive here. */
+  const handOverChannel = `${keys.handOverPrefix}:${ctx.clientId}`;
+
+  const begin = (owner: string, leaseMs: number) => {
+    const waitId = (++waitCount).toString(36);
+    // A dead waiter's place lapses after fairWaiterTimeout: a lock handed to it is kept no longer.
+    const reserve = Math.min(leaseMs, fairWaiterTimeout);
+    /** When each queued attempt of this wait was sent, by ticket (the last few). */
+    const sent = new Map<string, number>();
+    let attempts = 0;
+    const granted = (since: number, leased: number): Attempt<Grant> => {
+      const validUntil = provenUntil(since, leased);
+      // A reply that came after the lease it set ran out grants nothing: try again.
+      return validUntil > Date.now()
+        ? { acquired: true, value: { since, validUntil } }
+        : { acquired: false, retryIn: 0 };
+    };
+    return {
+      name,
+      kind,
+      channel: style.queue ? handOverChannel : undefined,
+      waitId,
+      pause: style.queue ? undefined : style.pause,
+      async attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<Grant>> {
+        const handedAt = message === undefined ? undefined : sent.get(message);
+        if (handedAt !== undefined && provenUntil(handedAt, reserve) > Date.now() + HAND_OVER_MARGIN_MS) {
+          return granted(handedAt, reserve);
+        }
+        // The first attempt is a plain try; once the wait listens for hand-overs it queues.
+        const queue = style.queue && attempts++ > 0;
+        const sentAt = Date.now();
+        let args: (string | number)[] = [owner, leaseMs];
+        if (queue) {
+          const ticket = String(attempts);
+          sent.set(ticket, sentAt);
+          if (sent.size > 8) sent.delete(sent.keys().next().value!);
+          args = [owner, leaseMs, fairWaiterTimeout, reserve, waitId, ticket];
+        }
+        const ttl = await run(lockAcquire, queueKeys, args, deadline);
+        if (ttl === null) return granted(sentAt, leaseMs);
+        // A queued waiter comes back before its place lapses, even while the holder's lease runs long.
+        return { acquired: false, retryIn: queue ? Math.min(Number(ttl), refreshEvery) : Number(ttl) };
+      },
+      async giveUp(): Promise<void> {
+        await run(lockLeave, queueKeys, [owner, keys.handOverPrefix], Date.now() + LEAVE_TIMEOUT_MS);
+      },
+    };
+  };
+
+  return {
+    name,
+    kind,
+    key: keys.hash,
+    identity: `${ctx.clientId}|${keys.hash}`,
+    renewScript: lockRenew,
+    begin,
+    async reenter(owner, holds, leaseMs, until) {
+      const sentAt = Date.now();
+      const reply = await runUntilKnown(run, lockReenter, [keys.hash], [owner, holds, leaseMs], until);
+      return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
+    },
+    async release(owner, holds, until) {
+      // The marker must outlive every repeat of this call: they all run before `until`.
+      const keep = Math.max(0, until - Date.now()) + commandTimeout;
+      const releaseKeys = [...queueKeys, keys.released(owner)];
+      const args = [owner, keys.handOverPrefix, holds, keep];
+      return Number(await runUntilKnown(run, lockRelease, releaseKeys, args, until));
+    },
+    async forceUnlock() {
+      const marker = keys.released(`force:${newOwnerId()}`);
+      const args = [keys.handOverPrefix, 2 * commandTimeout];
+      const until = Date.now() + commandTimeout;
+      return Number(await runUntilKnown(run, lockForceUnlock, [...queueKeys, marker], args, until)) === 1;
+    },
+    async status(owner) {
+      return toStatus(await run(lockStatus, [keys.hash], [owner]));
+    },
+  };
+}
+
+/** Reads the `{ exists, holds, ttl }` reply of a status script. */
+export function toStatus(reply: unknown): LockStatus {
+  const [exists, holds, ttl] = (reply as number[]).map(Number);
+  return { locked: exists === 1, holds: holds ?? 0, ttl: ttl ?? -2 };
+}
+
+/** Creates the plain re-entrant lock returned by `LockClient.getLock()`. */
+export function createLock(ctx: ClientContext, name: string): LockHandle {
+  return new LockHandle(new KeyLock(ctx, lockBackend(ctx, name, 'lock', { queue: true })));
+}

@@ -1,0 +1,71 @@
+import { RedisUnavailableError } from '../errors.js';
+import type { ChannelListener, LuaScript, ScriptArg, ScriptReply } from './connection.js';
+import type { Subscriptions } from './subscriptions.js';
+
+/** Class names clients give Redis' own error replies: ioredis ReplyError, node-redis ErrorReply (v4) / SimpleError (v5). */
+const REPLY_ERRORS = new Set(['ReplyError', 'ErrorReply', 'SimpleError', 'BlobError']);
+
+/**
+ * Replies that say the server cannot serve the call now, not that the call is wrong: a Cluster
+ * slot moving or failing over, a replica promoted or not yet, a server loading or busy. A wait
+ * rides them out like a lost connection.
+ */
+const PASSING_REPLIES = /^(TRYAGAIN|CLUSTERDOWN|MOVED|ASK|LOADING|MASTERDOWN|READONLY|BUSY|NOREPLICAS|UNBLOCKED)\b/;
+
+/**
+ * Decides whether a client error is Redis' own reply about the call (kept as is: it says what is
+ * wrong) or a failure to reach a server that can answer (wrapped in RedisUnavailableError with the
+ * original as cause).
+ */
+export function classifyClientError(error: unknown, what: string): Error {
+  if (error instanceof RedisUnavailableError) return error;
+  const isReply = error instanceof Error && [error.name, error.constructor.name].some((name) => REPLY_ERRORS.has(name));
+  if (isReply && !PASSING_REPLIES.test(error.message)) return error;
+  const detail = error instanceof Error ? error.message : String(error);
+  return new RedisUnavailableError(`Redis is unavailable (${what}): ${detail}`, { cause: error });
+}
+
+function isNoScriptError(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/** How one client sends a script: by its SHA1, and by its source (after NOSCRIPT). */
+export interface ScriptSender {
+  evalsha(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown>;
+  eval(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown>;
+}
+
+/**
+ * EVALSHA, then EVAL when the server does not know the script (NOSCRIPT: restarted, flushed, or
+ * a new Cluster node). Errors come out classified.
+ */
+export async function evalWithFallback(
+  sender: ScriptSender,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+): Promise<ScriptReply> {
+  try {
+    try {
+      return (await sender.evalsha(script, keys, args)) as ScriptReply;
+    } catch (error) {
+      if (!isNoScriptError(error)) throw error;
+      return (await sender.eval(script, keys, args)) as ScriptReply;
+    }
+  } catch (error) {
+    throw classifyClientError(error, `script ${script.name}`);
+  }
+}
+
+/** Adds a listener through `subscriptions`, classifying a failure to subscribe. */
+export async function subscribeClassified(
+  subscriptions: Subscriptions,
+  channel: string,
+  listener: ChannelListener,
+): Promise<() => Promise<void>> {
+  try {
+    return await subscriptions.add(channel, listener);
+  } catch (error) {
+    throw classifyClientError(error, `subscribe ${channel}`);
+  }
+}
