@@ -85,7 +85,7 @@ describe('defect 1: one handle shared by concurrent tasks', { timeout: 20_000 },
     await orders.lock();
     // Another request of the same process, not nested in the holder's callback: a new owner.
     const other = await new Promise<boolean>((resolve, reject) => {
-      setImmediate(() => orders.tryLock().then(resolve, reject));
+      setImmediate(() => void orders.tryLock().then(resolve, reject));
     });
     assert.equal(other, false, 'a concurrent task got a lock another task of the process holds');
     await orders.unlock();
