@@ -79,8 +79,8 @@ export async function within<T, U>(promise: Promise<T>, ms: number, timedOut: U)
 }
 
 /** What a promise settled with, as a value (for asserting on errors without try/catch). */
-export function outcome<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
-  return promise.then(
+export function outcome<T>(promise: PromiseLike<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  return Promise.resolve(promise).then(
     (value) => ({ ok: true as const, value }),
     (error: unknown) => ({ ok: false as const, error }),
   );
