@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockClient, type Lock } from '../../src/index.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
-import { heldInRedisBy, newConnections, proxiedLockClient, startProxy, within } from './helpers.js';
+import { heldInRedisBy, newConnections, proxiedLockClient, show, startProxy, within } from './helpers.js';
 
 let server: TestServer;
 before(async () => {
@@ -27,6 +27,7 @@ interface Timeline {
   /** When the waiter's lock() resolved (local ms), and whether Redis showed it holding then. */
   waiterResolved?: number;
   waiterHeldInRedis?: boolean;
+  waiterError?: unknown;
   /** When the bystander's tryLock() succeeded and when it released. */
   bystanderAcquired?: number;
   bystanderReleased?: number;
@@ -34,10 +35,13 @@ interface Timeline {
 
 /** The waiter: lock({ leaseTime }) and, the moment it resolves, a look at the lock hash in Redis. */
 function startWaiter(lock: Lock, locks: LockClient, admin: ReturnType<TestServer['client']>, t: Timeline) {
-  return lock.lock({ leaseTime: WAITER_LEASE }).then(async () => {
-    t.waiterResolved = Date.now();
-    t.waiterHeldInRedis = await heldInRedisBy(admin, lock.name, locks);
-  });
+  return lock.lock({ leaseTime: WAITER_LEASE }).then(
+    async () => {
+      t.waiterResolved = Date.now();
+      t.waiterHeldInRedis = await heldInRedisBy(admin, lock.name, locks);
+    },
+    (error: unknown) => void (t.waiterError = error),
+  );
 }
 
 /** The bystander keeps trying tryLock() for `forMs`; when it gets the lock it holds it `holdMs`. */
@@ -78,7 +82,10 @@ async function warmUp(get: (locks: LockClient, name: string) => Lock, locksA: Lo
 
 /** Asserts that the waiter held the lock when it resolved, and never alongside the bystander. */
 function assertNoOverlap(t: Timeline, what: string): void {
-  assert.ok(t.waiterResolved !== undefined, `${what}: the waiter never acquired the lock`);
+  assert.ok(
+    t.waiterResolved !== undefined,
+    `${what}: the waiter never acquired the lock${t.waiterError === undefined ? '' : `: ${show(t.waiterError)}`}`,
+  );
   assert.equal(
     t.waiterHeldInRedis,
     true,
