@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import type { TcpProxy } from '../../faults/tcp-proxy.js';
-import { LockNotHeldError, type LockClient } from '../../src/index.js';
+import { LockClient, LockNotHeldError } from '../../src/index.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 import { carries, lockOwners, outcome, proxiedLockClient, show, startProxy } from './helpers.js';
 
@@ -140,32 +140,46 @@ describe('defect 3: replies lost after Redis ran the command', { timeout: 25_000
   });
 });
 
-describe(
-  'defect 3, second method: CLIENT KILL queued behind the command on a stopped server',
-  { timeout: 15_000 },
-  () => {
-    it('a re-entrant unlock() (2 holds in a scope) whose connection was killed after it ran leaves 1 hold', async () => {
-      // A server of its own: CLIENT KILL TYPE normal cuts every client of it (but the admin's own).
+describe('defect 3, second method: CLIENT KILL run after the command, before its reply is written', () => {
+  it(
+    'a re-entrant unlock() (2 holds in a scope) whose connection was killed after it ran leaves 1 hold',
+    {
+      timeout: 15_000,
+    },
+    async () => {
       const own = await startServer();
-      const locks = own.lockClient();
+      const redis = own.client();
+      const locks = new LockClient(redis);
       const admin = own.client();
+      const blocker = own.client();
+      /**
+       * Redis writes replies out once per pass of its event loop, after it ran every command it read
+       * and, just before that, the queued commands of clients a command unblocked. So: a BLPOP with a
+       * CLIENT KILL of the lock's connection queued behind it; then, with the server stopped so that
+       * both land in one read, the call and an LPUSH on the lock's own connection. Redis runs the
+       * call, the LPUSH serves the BLPOP, the kill runs, and the call's reply is never written.
+       */
       const killedAfterIt: Loss = async (_fragment, call) => {
-        await admin.ping();
-        // Stopped, the server gets the command, then the kill; it runs both in one pass of its event
-        // loop, so the command's reply is never written.
+        const id = String(await redis.client('ID'));
+        const trigger = `kill-trigger-${id}`;
+        const served = blocker.blpop(trigger, 0);
+        const killing = blocker.call('CLIENT', 'KILL', 'ID', id);
+        await sleep(50); // the BLPOP blocks, the kill waits behind it
         own.freeze();
-        let result: Promise<unknown>;
-        let killing: Promise<unknown>;
+        let result: ReturnType<typeof call>;
         try {
           result = call();
-          await sleep(50);
-          killing = admin.call('CLIENT', 'KILL', 'TYPE', 'normal');
+          await sleep(50); // the call is written before the LPUSH
+          void redis.lpush(trigger, '1').catch(() => undefined);
           await sleep(50);
         } finally {
           own.resume();
         }
-        assert.ok(Number(await killing) >= 1, 'CLIENT KILL cut no connection');
-        return result as Awaited<ReturnType<typeof call>>;
+        await served;
+        assert.equal(Number(await killing), 1, 'CLIENT KILL cut no connection');
+        const value = await result;
+        await admin.del(trigger); // the LPUSH is sent again after the reconnect too
+        return value;
       };
       const scenario = async (name: string, loss: Loss): Promise<void> => {
         const lock = locks.getLock(name);
@@ -179,8 +193,12 @@ describe(
         });
         assert.equal(await lock.isLocked(), false);
       };
-      await scenario('killed-reentrant-unlock-warm-up', noLoss);
-      await scenario('killed-reentrant-unlock', killedAfterIt);
-    });
-  },
-);
+      try {
+        await scenario('killed-reentrant-unlock-warm-up', noLoss);
+        await scenario('killed-reentrant-unlock', killedAfterIt);
+      } finally {
+        await locks.shutdown();
+      }
+    },
+  );
+});
