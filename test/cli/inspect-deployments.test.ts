@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { PrimitiveReport } from '../../src/cli/decode.js';
 import type { Snapshot } from '../../src/cli/inspect.js';
-import { startCluster, type TestCluster } from '../helpers/cluster.js';
+import { startCluster, startSentinel, type TestCluster, type TestSentinel } from '../helpers/cluster.js';
+import { LockClient } from '../../src/index.js';
 import { cli } from './run-cli.js';
 
 let cluster: TestCluster;
+let sentinel: TestSentinel;
 before(async () => {
-  cluster = await startCluster();
+  [cluster, sentinel] = await Promise.all([startCluster(), startSentinel()]);
 });
 
 /** One lock name per primary (slot ranges 0-5460, 5461-10922, 10923-16383). */
@@ -41,5 +43,24 @@ describe('latchkey inspect and unlock on a Redis Cluster', () => {
     const unlocked = await cli(['unlock', names[2]!, '--force', '--url', url]);
     assert.equal(unlocked.code, 0, unlocked.stderr);
     assert.equal(await locks.getLock(names[2]!).isLocked(), false);
+  });
+});
+
+describe('latchkey inspect through Sentinel', () => {
+  it('asks the Sentinel for the master and reads it', async () => {
+    const locks = new LockClient(sentinel.client());
+    await locks.getLock('sentinel:job').lock({ leaseTime: 60_000 });
+    const address = `${sentinel.sentinel.host}:${sentinel.sentinel.port}`;
+    const { code, stdout, stderr } = await cli(['inspect', '--json', '--sentinel', address, '--name', sentinel.name]);
+    await locks.shutdown();
+    assert.equal(code, 0, stderr);
+    const snapshot = JSON.parse(stdout) as Snapshot;
+    assert.equal(snapshot.mode, 'sentinel');
+    assert.deepEqual(
+      snapshot.primitives.map((p) => p.name),
+      ['sentinel:job'],
+    );
+    const missingName = await cli(['inspect', '--sentinel', address]);
+    assert.equal(missingName.code, 2);
   });
 });
