@@ -33,6 +33,11 @@ function processesTagged(tag: string): number[] {
     .map(Number);
 }
 
+/** After a failed assertion: SIGTERM (not SIGKILL), so that the demo still stops its own redis-server. */
+function stopIfRunning(child: ReturnType<typeof runDemo>): void {
+  if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
+}
+
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
@@ -88,7 +93,7 @@ describe('npm run demo', () => {
   ] as const) {
     it(`${signal} to its process group stops every worker and the server, with no stack trace`, async () => {
       const child = runDemo(ENDLESS);
-      after(() => (child.exitCode === null ? process.kill(-child.pid!, 'SIGKILL') : undefined));
+      after(() => stopIfRunning(child));
       const port = await selling(child);
       assert.equal(await portOpen(port), true);
       // The demo and both workers (redis-server overwrites its environment with its title).
@@ -106,7 +111,7 @@ describe('npm run demo', () => {
     const redis = server.client();
     await redis.set('users:own-key', 'kept');
     const child = runDemo(ENDLESS, { REDIS_URL: server.url });
-    after(() => (child.exitCode === null ? process.kill(-child.pid!, 'SIGKILL') : undefined));
+    after(() => stopIfRunning(child));
     await selling(child);
     child.kill('SIGTERM');
     const { code } = await child.output();
