@@ -12,15 +12,13 @@ const noStack = (text: string): void => assert.doesNotMatch(text, /^\s+at /m, 'n
 
 describe('latchkey: usage, version and exit codes', () => {
   it('--help, -h and help print the usage and exit 0', async () => {
-    for (const flag of ['--help', '-h', 'help']) {
-      const { code, stdout } = await cli([flag]);
-      assert.equal(code, 0, flag);
+    const flags = [['--help'], ['-h'], ['help'], ['inspect', '--help']];
+    const results = await Promise.all(flags.map((args) => cli(args)));
+    results.forEach(({ code, stdout }, i) => {
+      assert.equal(code, 0, flags[i]!.join(' '));
       assert.match(stdout, /latchkey inspect \[PATTERN\]/);
       assert.match(stdout, /Exit status/);
-    }
-    const { code, stdout } = await cli(['inspect', '--help']);
-    assert.equal(code, 0);
-    assert.match(stdout, /Usage:/);
+    });
   });
 
   it('--version prints the package version and exits 0', async () => {
@@ -30,26 +28,21 @@ describe('latchkey: usage, version and exit codes', () => {
   });
 
   it('no command, an unknown command or option, or a missing argument: exit 2, one line', async () => {
-    for (const args of [
-      [],
-      ['frobnicate'],
-      ['inspect', '--frob'],
-      ['unlock', 'x'],
-      ['run', '--lock', 'x'],
-      ['bench'],
-    ]) {
-      const { code, stderr } = await cli(args, { env: { ...process.env, REDIS_URL: '' } });
-      assert.equal(code, 2, `${args.join(' ')}: ${stderr}`);
+    const cases = [[], ['frobnicate'], ['inspect', '--frob'], ['unlock', 'x'], ['run', '--lock', 'x'], ['bench']];
+    const results = await Promise.all(cases.map((args) => cli(args, { env: { ...process.env, REDIS_URL: '' } })));
+    results.forEach(({ code, stderr }, i) => {
+      assert.equal(code, 2, `${cases[i]!.join(' ')}: ${stderr}`);
       noStack(stderr);
-    }
+    });
   });
 
   it('a bad URL exits 3, an unreachable server 4, each with one line and no stack trace', async () => {
-    for (const url of ['http://127.0.0.1:6379', 'not a url', 'redis://127.0.0.1:6379/x']) {
-      const { code, stderr } = await cli(['inspect', '--url', url]);
-      assert.equal(code, 3, `${url}: ${stderr}`);
+    const urls = ['http://127.0.0.1:6379', 'not a url', 'redis://127.0.0.1:6379/x'];
+    const results = await Promise.all(urls.map((url) => cli(['inspect', '--url', url])));
+    results.forEach(({ code, stderr }, i) => {
+      assert.equal(code, 3, `${urls[i]}: ${stderr}`);
       assert.equal(stderr.trim().split('\n').length, 1, stderr);
-    }
+    });
     const closed = await freePort();
     const refused = await cli(['inspect', '--url', `redis://127.0.0.1:${closed}`]);
     assert.equal(refused.code, 4);
