@@ -1,4 +1,4 @@
-import diagnosticsChannel from 'node:diagnostics_channel';
+import * as diagnosticsChannel from 'node:diagnostics_channel';
 import { debuglog } from 'node:util';
 
 /**

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { startCluster, startSentinel } from './helpers/cluster.js';
 import { assertNoKeyWithoutTtl } from './helpers/leftovers.js';
 import { startServer, type TestServer } from './helpers/redis.js';
 
@@ -10,16 +11,28 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const examples = readdirSync(`${root}examples`)
   .filter((file) => file.endsWith('.ts'))
   .sort();
+/** A README snippet that IS an example file: `<!-- example: examples/x.ts -->` before a ```ts block. */
+const SNIPPET = /<!-- example: (examples\/[\w.-]+\.ts) -->\n```ts\n([\s\S]*?)```\n/g;
+
 let server: TestServer;
+let env: NodeJS.ProcessEnv;
 
 before(async () => {
   // Examples import 'latchkey' as users do: Node resolves the package's own name to its build (dist/).
-  server = await startServer();
+  const [standalone, cluster, sentinel] = await Promise.all([startServer(), startCluster(), startSentinel()]);
+  server = standalone;
+  env = {
+    ...process.env,
+    REDIS_URL: server.url,
+    REDIS_CLUSTER: cluster.nodes.map((node) => node.url).join(','),
+    REDIS_SENTINELS: `${sentinel.sentinel.host}:${sentinel.sentinel.port}`,
+    REDIS_SENTINEL_NAME: sentinel.name,
+  };
 });
 
 function run(file: string): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', `${root}examples/${file}`], {
-    env: { ...process.env, REDIS_URL: server.url },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -28,8 +41,32 @@ function run(file: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
 }
 
-describe('examples/ (quoted by the README) run against a real server', () => {
-  it('there are examples', () => assert.ok(examples.length >= 2));
+describe('README snippets are the example files', () => {
+  const readme = readFileSync(`${root}README.md`, 'utf8');
+  const quoted = [...readme.matchAll(SNIPPET)];
+
+  it('each snippet marked as an example matches its file verbatim (UPDATE_README_SNIPPETS=1 rewrites them)', () => {
+    assert.ok(quoted.length >= 4, 'the README quotes its examples');
+    if (process.env.UPDATE_README_SNIPPETS === '1') {
+      const updated = readme.replace(SNIPPET, (_, file: string) => {
+        return `<!-- example: ${file} -->\n\`\`\`ts\n${readFileSync(`${root}${file}`, 'utf8')}\`\`\`\n`;
+      });
+      writeFileSync(`${root}README.md`, updated);
+      return;
+    }
+    for (const [, file, block] of quoted) {
+      assert.equal(block, readFileSync(`${root}${file!}`, 'utf8'), `README's copy of ${file} differs from the file`);
+    }
+  });
+
+  it('every example is quoted or named by the README', () => {
+    for (const file of examples)
+      assert.ok(readme.includes(`examples/${file}`), `README never mentions examples/${file}`);
+  });
+});
+
+describe('examples/ run against real servers (standalone, Cluster, Sentinel)', () => {
+  it('there are examples', () => assert.ok(examples.length >= 4));
   for (const file of examples) {
     it(file, async () => {
       const { code, output } = await run(file);
@@ -37,6 +74,6 @@ describe('examples/ (quoted by the README) run against a real server', () => {
     });
   }
   it('leave no latchkey key without a TTL, except documented data keys', async () => {
-    await assertNoKeyWithoutTtl(server.client(), [/:permits$/, /:count$/, /:token$/, /:fence$/, /:counter$/]);
+    await assertNoKeyWithoutTtl(server.client(), [/:permits$/, /:count$/, /:total$/, /:fence$/]);
   });
 });

@@ -31,9 +31,26 @@ describe('the built package (dist/, from `npm run build`)', () => {
     assert.ok(existsSync(`${root}dist/index.d.mts`) && existsSync(`${root}dist/index.d.cts`));
   });
 
-  it('the CLI prints its usage', () => {
-    const output = execFileSync(process.execPath, [`${root}dist/cli/main.mjs`, 'help'], { encoding: 'utf8' });
-    assert.match(output, /latchkey <command>/);
-    assert.match(output, /inspect/);
+  it('ships latchkey/otel for both formats', () => {
+    for (const file of ['otel.mjs', 'otel.cjs', 'otel.d.mts', 'otel.d.cts'])
+      assert.ok(existsSync(`${root}dist/${file}`), file);
+  });
+
+  it('the built CLI prints its usage, and loads no optional peer for it', () => {
+    const output = execFileSync(process.execPath, [`${root}dist/cli/main.mjs`, '--help'], { encoding: 'utf8' });
+    assert.match(output, /latchkey inspect \[PATTERN\]/);
+    assert.match(output, /latchkey run --lock NAME/);
+  });
+
+  it('the main entry never loads the optional peers (rxjs, @opentelemetry/api)', () => {
+    const loaded = execFileSync(
+      process.execPath,
+      [
+        '-e',
+        `require(${JSON.stringify(`${root}dist/index.cjs`)}); console.log(Object.keys(require.cache).join('\\n'))`,
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.doesNotMatch(loaded, /node_modules\/(rxjs|@opentelemetry)\//);
   });
 });

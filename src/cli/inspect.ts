@@ -1,110 +1,97 @@
-import { Redis } from 'ioredis';
-import { LockClient } from '../index.js';
-import { formatMs } from './stats.js';
+import type { Redis } from 'ioredis';
+import { parseKey, type KeyKind } from '../keys.js';
+import type { Connection } from './connect.js';
+import { readPrimitive, type PrimitiveReport } from './decode.js';
 
-/** One row of `latchkey inspect`. */
-export interface KeyReport {
-  readonly name: string;
-  readonly part: string;
-  readonly type: string;
-  readonly ttl: number;
-  readonly content: string;
-  readonly subscribers: number;
+/** What `latchkey inspect` found, as `--json` prints it. */
+export interface Snapshot {
+  readonly mode: Connection['mode'];
+  readonly address: string;
+  readonly prefix: string;
+  readonly pattern: string;
+  /** Local time of the snapshot, ISO 8601. */
+  readonly at: string;
+  readonly primitives: readonly PrimitiveReport[];
 }
 
-/** Reads every latchkey key whose primitive name matches `pattern` (a Redis glob). */
-export async function readKeys(redis: Redis, prefix: string, pattern: string): Promise<KeyReport[]> {
-  const reports: KeyReport[] = [];
-  const match = `${prefix}{${pattern}}*`;
+interface Group {
+  readonly node: Redis;
+  readonly name: string;
+  readonly kind: KeyKind;
+}
+
+const escapeGlob = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
+const nodeName = (node: Redis): string => `${node.options.host ?? 'localhost'}:${node.options.port ?? 6379}`;
+
+async function scan(node: Redis, match: string): Promise<string[]> {
+  const keys: string[] = [];
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', match, 'COUNT', 500);
+    const [next, batch] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1_000);
     cursor = next;
-    for (const key of keys) {
-      const parsed = /^(.*)\{(.*)\}:?(.*)$/.exec(key.slice(prefix.length));
-      const name = parsed?.[2] ?? key;
-      const type = await redis.type(key);
-      const subscribers = await clientsWaiting(redis, `${prefix}{${name}}`);
-      reports.push({
-        name,
-        part: parsed?.[3] ?? '',
-        type,
-        ttl: await redis.pttl(key),
-        content: await describeKey(redis, key, type),
-        subscribers: Number(subscribers),
-      });
-    }
+    keys.push(...batch);
   } while (cursor !== '0');
-  return reports.sort((a, b) => a.name.localeCompare(b.name) || a.part.localeCompare(b.part));
+  return keys;
+}
+
+/** Subscribers per primitive (`<kind>\0<name>`), summed over every node, classic and sharded pub/sub. */
+async function listeners(connection: Connection, prefix: string, match: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const add = (channel: string, count: number): void => {
+    const parsed = parseKey(prefix, channel);
+    if (parsed && count > 0) counts.set(id(parsed), (counts.get(id(parsed)) ?? 0) + count);
+  };
+  const ask = async (node: Redis, list: string, count: string): Promise<void> => {
+    const channels = (await node.call('PUBSUB', list, match)) as string[];
+    if (channels.length === 0) return;
+    const reply = (await node.call('PUBSUB', count, ...channels)) as (string | number)[];
+    for (let i = 0; i < reply.length; i += 2) add(String(reply[i]), Number(reply[i + 1]));
+  };
+  await Promise.all(connection.allNodes().map((node) => ask(node, 'CHANNELS', 'NUMSUB')));
+  // Sharded pub/sub (Redis 7+) lives on the primary of the channel's slot; older servers lack it.
+  await Promise.all(connection.primaries().map((node) => ask(node, 'SHARDCHANNELS', 'SHARDNUMSUB').catch(() => {})));
+  return counts;
+}
+
+const id = (group: { kind: KeyKind; name: string }): string => `${group.kind}\0${group.name}`;
+
+/** Runs `fn` over `items`, at most `limit` at a time. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += limit) results.push(...(await Promise.all(items.slice(i, i + limit).map(fn))));
+  return results;
 }
 
 /**
- * Processes listening on any channel of one primitive (`<tag>:...`): a lock's waiters each listen
- * on their own client's hand-over channel, a semaphore's or latch's on a shared one.
+ * Every primitive whose name matches `pattern` (a Redis glob), decoded, across every primary: SCAN
+ * per node (never KEYS), then one pipelined read per primitive on the node that holds it.
  */
-async function clientsWaiting(redis: Redis, tag: string): Promise<number> {
-  const glob = `${tag.replace(/[*?[\]\\]/g, '\\$&')}:*`;
-  const channels = (await redis.pubsub('CHANNELS', glob)) as string[];
-  if (channels.length === 0) return 0;
-  const counts = (await redis.pubsub('NUMSUB', ...channels)) as (string | number)[];
-  let total = 0;
-  for (let i = 1; i < counts.length; i += 2) total += Number(counts[i]);
-  return total;
-}
-
-async function describeKey(redis: Redis, key: string, type: string): Promise<string> {
-  switch (type) {
-    case 'hash': {
-      const fields = await redis.hgetall(key);
-      return Object.entries(fields)
-        .map(([field, value]) => `${field} x${value}`)
-        .join(', ');
-    }
-    case 'zset': {
-      const members = await redis.zrange(key, 0, 9, 'WITHSCORES');
-      const pairs: string[] = [];
-      for (let i = 0; i < members.length; i += 2) pairs.push(`${members[i]}@${members[i + 1]}`);
-      return `${await redis.zcard(key)} queued: ${pairs.join(', ')}`;
-    }
-    case 'string':
-      return `value ${await redis.get(key)}`;
-    case 'list':
-      return `${await redis.llen(key)} entries`;
-    case 'set':
-      return `${await redis.scard(key)} members`;
-    default:
-      return '';
-  }
-}
-
-export async function inspect(url: string, prefix: string, pattern: string): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  try {
-    const rows = await readKeys(redis, prefix, pattern);
-    if (rows.length === 0) {
-      process.stdout.write(`No latchkey keys match ${prefix}{${pattern}}\n`);
-      return;
-    }
-    for (const row of rows) {
-      const ttl = row.ttl === -1 ? 'no expiry' : `ttl ${formatMs(row.ttl)}`;
-      process.stdout.write(
-        `${row.name}  ${row.part || '(key)'}  ${row.type}  ${ttl}  clients waiting: ${row.subscribers}  ${row.content}\n`,
-      );
-    }
-  } finally {
-    redis.disconnect();
-  }
-}
-
-export async function forceUnlock(url: string, prefix: string, name: string): Promise<boolean> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  const locks = new LockClient(redis, { keyPrefix: prefix });
-  try {
-    const deleted = await locks.getLock(name).forceUnlock();
-    process.stdout.write(deleted ? `Unlocked "${name}"\n` : `"${name}" was not locked\n`);
-    return deleted;
-  } finally {
-    await locks.shutdown();
-    redis.disconnect();
-  }
+export async function takeSnapshot(connection: Connection, prefix: string, pattern: string): Promise<Snapshot> {
+  const match = `${escapeGlob(prefix)}{${pattern}}:*`;
+  const groups = new Map<string, Group>();
+  await Promise.all(
+    connection.primaries().map(async (node) => {
+      for (const key of await scan(node, match)) {
+        const parsed = parseKey(prefix, key);
+        if (parsed) groups.set(id(parsed), { node, name: parsed.name, kind: parsed.kind });
+      }
+    }),
+  );
+  const subscribed = await listeners(connection, prefix, match);
+  const sorted = [...groups.values()].sort((a, b) => a.name.localeCompare(b.name) || a.kind.localeCompare(b.kind));
+  const reports = await mapLimited(sorted, 32, async (group) => {
+    const report = await readPrimitive(group.node, prefix, group.name, group.kind);
+    if (!report) return undefined;
+    report.node = nodeName(group.node);
+    report.listening = subscribed.get(id(group)) ?? 0;
+    return report;
+  });
+  return {
+    mode: connection.mode,
+    address: connection.address,
+    prefix,
+    pattern,
+    at: new Date().toISOString(),
+    primitives: reports.filter((report) => report !== undefined),
+  };
 }

@@ -1,99 +1,107 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
-import type { WorkerSettings } from './demo-worker.js';
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { CliError, EXIT } from './exit.js';
+import { USAGE } from './usage.js';
 
-const USAGE = `Usage: latchkey <command> [options]
+type Options = NonNullable<ParseArgsConfig['options']>;
 
-Commands:
-  demo [--workers N] [--products N] [--stock N] [--seconds N]
-                          worker processes buy products under per-product locks
-  inspect [pattern]       held locks, owners, hold counts, TTLs, waiters, permits
-  unlock NAME --force     delete the lock NAME whoever holds it
-  bench [--quick]         latchkey against redlock and redis-semaphore (from a clone)
+const CONNECTION: Options = {
+  url: { type: 'string' },
+  sentinel: { type: 'string' },
+  name: { type: 'string' },
+  prefix: { type: 'string', default: 'latchkey:' },
+  timeout: { type: 'string', default: '5000' },
+  help: { type: 'boolean', short: 'h' },
+};
 
-Options:
-  --url URL               Redis to talk to (default: REDIS_URL; demo starts its own without one)
-  --prefix PREFIX         latchkey key prefix (default: latchkey:)
-`;
+const COMMANDS: Record<string, Options> = {
+  inspect: { ...CONNECTION, json: { type: 'boolean' }, watch: { type: 'boolean' }, interval: { type: 'string' } },
+  unlock: { ...CONNECTION, force: { type: 'boolean' }, kind: { type: 'string' } },
+  run: {
+    ...CONNECTION,
+    lock: { type: 'string' },
+    wait: { type: 'string' },
+    watchdog: { type: 'string' },
+    fenced: { type: 'boolean' },
+    'kill-after': { type: 'string', default: '5000' },
+  },
+  demo: {
+    workers: { type: 'string', default: '6' },
+    products: { type: 'string', default: '8' },
+    stock: { type: 'string', default: '150' },
+    seconds: { type: 'string', default: '25' },
+    'no-lock': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  },
+};
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'demo-worker') {
-    const { runWorker } = await import('./demo-worker.js');
-    await runWorker(JSON.parse(rest[0]!) as WorkerSettings, (message) => process.send?.(message));
-    // The callback fires once every earlier message went out; then the IPC channel may close.
-    await new Promise<void>((resolve) => (process.send ? process.send({ type: 'exit' }, () => resolve()) : resolve()));
-    process.disconnect?.();
-    return 0;
+  if (command === undefined) {
+    process.stderr.write(USAGE);
+    return EXIT.usage;
   }
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      url: { type: 'string' },
-      prefix: { type: 'string', default: 'latchkey:' },
-      force: { type: 'boolean', default: false },
-      quick: { type: 'boolean', default: false },
-      workers: { type: 'string', default: '6' },
-      products: { type: 'string', default: '8' },
-      stock: { type: 'string', default: '150' },
-      seconds: { type: 'string', default: '25' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  if (values.help || command === undefined || command === 'help') {
+  if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE);
-    return command === undefined ? 1 : 0;
+    return EXIT.ok;
   }
-  const url = values.url ?? process.env.REDIS_URL;
-  switch (command) {
-    case 'demo': {
-      const { runDemo } = await import('./demo.js');
-      const count = (name: 'workers' | 'products' | 'stock' | 'seconds'): number => {
-        const value = Number(values[name]);
-        if (!Number.isSafeInteger(value) || value < 1)
-          throw new RangeError(`--${name} must be an integer >= 1, got ${values[name]}`);
-        return value;
-      };
-      const ok = await runDemo({
-        workers: count('workers'),
-        products: count('products'),
-        stock: count('stock'),
-        seconds: count('seconds'),
-      });
-      return ok ? 0 : 1;
-    }
-    case 'inspect': {
-      const { inspect } = await import('./inspect.js');
-      await inspect(requireUrl(url), values.prefix, positionals[0] ?? '*');
-      return 0;
-    }
-    case 'unlock': {
-      const { forceUnlock } = await import('./inspect.js');
-      if (!positionals[0] || !values.force) throw new Error('usage: latchkey unlock NAME --force');
-      return (await forceUnlock(requireUrl(url), values.prefix, positionals[0])) ? 0 : 1;
-    }
-    case 'bench': {
-      const { runBenchCommand } = await import('./bench.js');
-      return runBenchCommand(values.quick);
-    }
-    default:
-      process.stderr.write(`Unknown command "${command}"\n\n${USAGE}`);
-      return 1;
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`${version()}\n`);
+    return EXIT.ok;
   }
+  if (command === 'demo-worker') {
+    const { workerMain } = await import('./demo-worker.js');
+    return workerMain(rest[0]!);
+  }
+  const options = COMMANDS[command];
+  if (!options) throw new CliError(`unknown command "${command}"; run latchkey --help`, EXIT.usage);
+  // Everything after "--" is run's command, never parsed as our options.
+  const split = rest.indexOf('--');
+  const ours = split === -1 ? rest : rest.slice(0, split);
+  const { values, positionals } = parseArgs({ args: ours, options, allowPositionals: true, strict: true });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return EXIT.ok;
+  }
+  const { dispatch } = await import('./commands.js');
+  return dispatch(command, values, positionals, split === -1 ? [] : rest.slice(split + 1));
 }
 
-function requireUrl(url: string | undefined): string {
-  if (!url) throw new Error('Give the Redis to inspect with --url redis://host:port or REDIS_URL');
-  return url;
+function report(error: unknown): number {
+  if (error instanceof CliError) {
+    process.stderr.write(`latchkey: ${error.message}\n`);
+    return error.exitCode;
+  }
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
+  if (code.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`latchkey: ${(error as Error).message}; run latchkey --help\n`);
+    return EXIT.usage;
+  }
+  if (code === 'ERR_MODULE_NOT_FOUND' && /ioredis/.test(String(error))) {
+    process.stderr.write(
+      'latchkey: this command needs ioredis: `npm install ioredis`, or `npx -p latchkey -p ioredis latchkey ...`\n',
+    );
+    return EXIT.failure;
+  }
+  if (
+    (error as { code?: unknown }).code === 'LATCHKEY_REDIS_UNAVAILABLE' ||
+    /Connection is closed/.test(String(error))
+  ) {
+    process.stderr.write(`latchkey: Redis stopped answering: ${(error as Error).message}\n`);
+    return EXIT.unreachable;
+  }
+  // A bug, not a user error: the stack helps.
+  process.stderr.write(`latchkey: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return EXIT.failure;
 }
 
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`latchkey: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  },
+  (code) => (process.exitCode = code),
+  (error: unknown) => (process.exitCode = report(error)),
 );

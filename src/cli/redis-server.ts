@@ -69,18 +69,20 @@ for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
 
 /**
  * Starts a redis-server with no persistence. `extraArgs` are passed as command-line config;
- * `leadingArgs` come first (a config file, for Sentinel).
+ * `leadingArgs` come first (a config file, for Sentinel). `detached` puts it in a process group
+ * of its own, so that a terminal's Ctrl-C reaches only its parent, which stops it in order.
  */
 export async function startRedisServer(
   extraArgs: readonly string[] = [],
   leadingArgs: readonly string[] = [],
+  { detached = false } = {},
 ): Promise<RedisProcess> {
   const bin = findRedisServer();
   let lastError: unknown;
   for (let tries = 0; tries < 5; tries++) {
     const port = await freePort();
     try {
-      return await launch(bin, port, extraArgs, leadingArgs);
+      return await launch(bin, port, extraArgs, leadingArgs, detached);
     } catch (error) {
       lastError = error; // most likely the port was taken meanwhile: try another
     }
@@ -93,11 +95,12 @@ function launch(
   port: number,
   extraArgs: readonly string[],
   leadingArgs: readonly string[],
+  detached: boolean,
 ): Promise<RedisProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-redis-'));
   const args = [...leadingArgs, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   args.push('--dir', dir, '--daemonize', 'no', ...extraArgs);
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached });
   running.add(child);
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -1,18 +1,41 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { freePort } from '../../src/cli/redis-server.js';
+import { eventually, startServer, type TestServer } from '../helpers/redis.js';
+import { startCli } from './run-cli.js';
 
-const main = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const SMALL = ['--workers', '3', '--products', '3', '--stock', '15', '--seconds', '20'];
+const ENDLESS = ['--workers', '2', '--products', '2', '--stock', '100000', '--seconds', '60'];
 
-function runDemo(args: readonly string[]) {
-  const env = { ...process.env };
-  delete env.REDIS_URL; // the demo must start its own server
-  return spawn(process.execPath, ['--import', 'tsx', main, 'demo', ...args], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** The demo in a process group of its own (as a terminal runs it), tagged so its workers can be found. */
+function runDemo(args: readonly string[], env: Record<string, string> = {}) {
+  const tag = randomUUID();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, LATCHKEY_DEMO_TEST: tag, ...env };
+  if (!env.REDIS_URL) delete childEnv.REDIS_URL; // the demo must start its own server
+  const child = startCli(['demo', ...args], { env: childEnv, detached: true });
+  return Object.assign(child, { tag });
+}
+
+/** Processes still alive that carry `tag` in their environment (the demo's workers inherit it). */
+function processesTagged(tag: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`LATCHKEY_DEMO_TEST=${tag}`);
+      } catch {
+        return false; // gone, or not ours to read
+      }
+    })
+    .map(Number);
+}
+
+/** After a failed assertion: SIGTERM (not SIGKILL), so that the demo still stops its own redis-server. */
+function stopIfRunning(child: ReturnType<typeof runDemo>): void {
+  if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
 }
 
 function portOpen(port: number): Promise<boolean> {
@@ -26,37 +49,81 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/** Resolves with the private server's port once the workers sell. */
+function selling(child: ReturnType<typeof runDemo>): Promise<number> {
+  let output = '';
+  return new Promise((resolve) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const port = /private redis-server on port (\d+)/.exec(output)?.[1];
+      if (/ [1-9]\d*\/\d+ items sold by/.test(output)) resolve(Number(port ?? 0));
+    });
+  });
+}
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+
 describe('npm run demo', () => {
   it('sells everything with a private server, no overlap, stock equal to orders', async () => {
-    const child = runDemo(['--workers', '3', '--products', '3', '--stock', '15', '--seconds', '20']);
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    assert.equal(code, 0, output);
-    assert.match(output, /orders\s+45 in/);
-    assert.match(output, /45 at start, 0 left, 45 sold \(equal to the orders\)/);
-    assert.match(output, /overlaps seen\s+0/);
-    assert.match(output, /verdict\s+OK/);
-    const port = Number(/private redis-server on port (\d+)/.exec(output)?.[1]);
+    const { code, stdout, stderr } = await runDemo(SMALL).output();
+    assert.equal(code, 0, stdout + stderr);
+    assert.match(stdout, /orders\s+45 in/);
+    assert.match(stdout, /45 at start, 0 left, 45 sold \(equal to the orders\)/);
+    assert.match(stdout, /overlaps seen\s+0/);
+    assert.match(stdout, /verdict\s+OK/);
+    const port = Number(/private redis-server on port (\d+)/.exec(stdout)?.[1]);
     assert.equal(await portOpen(port), false, 'the private server was stopped');
   });
 
-  it('Ctrl-C stops every worker and the server it started', async () => {
-    const child = runDemo(['--workers', '2', '--products', '2', '--stock', '100000', '--seconds', '60']);
-    let output = '';
-    const started = new Promise<number>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const port = /private redis-server on port (\d+)/.exec(output)?.[1];
-        if (port && /items sold/.test(output)) resolve(Number(port));
-      });
+  it('--no-lock, the control run, shows the overlaps the lock prevents', async () => {
+    const { code, stdout } = await runDemo([...SMALL, '--no-lock']).output();
+    assert.equal(code, 0, stdout);
+    assert.match(stdout, /WITHOUT the lock/);
+    const overlaps = Number(/overlaps seen\s+(\d+)/.exec(stdout)?.[1]);
+    assert.ok(overlaps > 0, stdout);
+    assert.match(stdout, /verdict\s+UNSAFE, as expected without the lock/);
+  });
+
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    it(`${signal} to its process group stops every worker and the server, with no stack trace`, async () => {
+      const child = runDemo(ENDLESS);
+      after(() => stopIfRunning(child));
+      const port = await selling(child);
+      assert.equal(await portOpen(port), true);
+      // The demo and both workers (redis-server overwrites its environment with its title).
+      await eventually(() => processesTagged(child.tag).length === 3, 10_000, 'every worker started');
+      process.kill(-child.pid!, signal); // a terminal's Ctrl-C reaches the whole group
+      const result = await child.output();
+      assert.equal(result.code, code, result.stderr);
+      assert.doesNotMatch(result.stdout + result.stderr, /^\s+at |Error/m);
+      assert.equal(await portOpen(port), false);
+      assert.deepEqual(processesTagged(child.tag), [], 'no worker left behind');
     });
-    const port = await started;
-    assert.equal(await portOpen(port), true);
-    child.kill('SIGINT');
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    assert.equal(code, 130);
-    assert.equal(await portOpen(port), false);
+  }
+
+  it('on REDIS_URL it writes only under its own namespace and removes it, even when stopped', async () => {
+    const redis = server.client();
+    await redis.set('users:own-key', 'kept');
+    const child = runDemo(ENDLESS, { REDIS_URL: server.url });
+    after(() => stopIfRunning(child));
+    await selling(child);
+    child.kill('SIGTERM');
+    const { code } = await child.output();
+    assert.equal(code, 143);
+    assert.deepEqual(await redis.keys('*'), ['users:own-key']);
+  });
+
+  it('fails fast, in one line, on an unreachable REDIS_URL', async () => {
+    const started = Date.now();
+    const { code, stderr } = await runDemo([], { REDIS_URL: `redis://127.0.0.1:${await freePort()}` }).output();
+    assert.equal(code, 4);
+    assert.match(stderr, /^latchkey: cannot reach Redis at .*ECONNREFUSED/);
+    assert.ok(Date.now() - started < 15_000);
   });
 });

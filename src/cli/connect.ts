@@ -1,0 +1,172 @@
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { CliError, EXIT } from './exit.js';
+
+/** Where the CLI connects: a Redis URL (standalone or any Cluster node), or Sentinels. */
+export interface Target {
+  readonly url?: string | undefined;
+  /** `host:port[,host:port...]` of Sentinels; `name` is the monitored master's. */
+  readonly sentinels?: string | undefined;
+  readonly name?: string | undefined;
+  /** Bound on connecting and on every command, in ms. */
+  readonly timeout: number;
+}
+
+/** A connected client and the nodes behind it. */
+export interface Connection {
+  /** The client to hand to LockClient (routes by slot on a Cluster). */
+  readonly client: Redis | Cluster;
+  readonly mode: 'standalone' | 'cluster' | 'sentinel';
+  /** host:port, never the password. */
+  readonly address: string;
+  /** Where the keys live: every Cluster primary, else the one server. */
+  primaries(): Redis[];
+  /** Every node: classic pub/sub subscribers may sit on any of them. */
+  allNodes(): Redis[];
+  /** For long-running commands: reconnect and retry from now on instead of failing fast. */
+  keepAlive(): void;
+  close(): void;
+}
+
+type Endpoint = Pick<RedisOptions, 'host' | 'port' | 'username' | 'password' | 'db' | 'tls'>;
+
+/** Parses `redis://[user:password@]host[:port][/db]` (or `rediss://` for TLS); CliError when it is not one. */
+export function parseRedisUrl(text: string): Endpoint {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CliError(`"${text}" is not a URL; expected redis://host:port`, EXIT.badUrl);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw new CliError(`"${url.protocol}" is not a Redis URL scheme; expected redis:// or rediss://`, EXIT.badUrl);
+  if (!url.hostname) throw new CliError(`"${text}" names no host; expected redis://host:port`, EXIT.badUrl);
+  const db = url.pathname.replace(/^\//, '');
+  if (db !== '' && !/^\d+$/.test(db)) throw new CliError(`"/${db}" is not a database number`, EXIT.badUrl);
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port ? Number(url.port) : 6379,
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(db ? { db: Number(db) } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+function parseSentinels(text: string): { host: string; port: number }[] {
+  return text.split(',').map((entry) => {
+    const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(entry.trim());
+    if (!match) throw new CliError(`"${entry}" is not a Sentinel address; expected host:port`, EXIT.badUrl);
+    return { host: match[1]!, port: Number(match[2]) };
+  });
+}
+
+/** Fail fast: no reconnects, no retries, no offline queue, every command bounded. */
+function failFast(timeout: number): RedisOptions {
+  return {
+    lazyConnect: true,
+    connectTimeout: timeout,
+    commandTimeout: timeout,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  };
+}
+
+function unreachable(address: string, error: unknown): CliError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new CliError(`cannot reach Redis at ${address}: ${reason}`, EXIT.unreachable);
+}
+
+/**
+ * Awaits `connecting` for at most `ms`; on failure or timeout disconnects and throws a CliError
+ * with the socket's own reason (ECONNREFUSED, ETIMEDOUT, WRONGPASS...), not ioredis' "Connection
+ * is closed" that follows it.
+ */
+async function bounded(client: Redis | Cluster, connecting: Promise<unknown>, ms: number, address: string) {
+  let cause: unknown;
+  const remember = (error: unknown): void => void (cause ??= error);
+  client.on('error', remember);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([connecting, timeout]);
+  } catch (error) {
+    client.disconnect();
+    throw unreachable(address, cause ?? error);
+  } finally {
+    clearTimeout(timer);
+    client.off('error', remember);
+  }
+}
+
+/** Connects with a bounded timeout; a Cluster node's URL gives a Cluster client. */
+export async function connect(target: Target): Promise<Connection> {
+  const { timeout } = target;
+  if (target.sentinels !== undefined) {
+    if (!target.name) throw new CliError('--sentinel needs --name, the name of the monitored master', EXIT.usage);
+    const sentinels = parseSentinels(target.sentinels);
+    const redis = new Redis({ ...failFast(timeout), sentinels, name: target.name, sentinelRetryStrategy: () => null });
+    redis.on('error', () => undefined); // reported by connect() below, once
+    const address = `${target.name} via Sentinel ${target.sentinels}`;
+    await bounded(redis, redis.connect(), timeout * 2, address);
+    return single(redis, 'sentinel', address);
+  }
+  if (!target.url) throw new CliError('give the Redis to use with --url redis://host:port or REDIS_URL', EXIT.usage);
+  const endpoint = parseRedisUrl(target.url);
+  const address = `${endpoint.host}:${endpoint.port}`;
+  const redis = new Redis({ ...failFast(timeout), ...endpoint });
+  redis.on('error', () => undefined);
+  await bounded(redis, redis.connect(), timeout * 2, address);
+  const info = await redis.info('cluster').catch((error: unknown) => {
+    redis.disconnect();
+    throw unreachable(address, error);
+  });
+  if (!/cluster_enabled:1/.test(info)) return single(redis, 'standalone', address);
+  redis.disconnect();
+  const { host, port, ...auth } = endpoint;
+  const options: ClusterOptions = {
+    lazyConnect: true,
+    // The Cluster client decides retries and queueing for its nodes: only bounds go to them.
+    redisOptions: { connectTimeout: timeout, commandTimeout: timeout, maxRetriesPerRequest: 0, ...auth },
+    clusterRetryStrategy: () => null,
+    enableOfflineQueue: false,
+    slotsRefreshTimeout: timeout,
+  };
+  const cluster = new Cluster([{ host: host!, port: port! }], options);
+  cluster.on('error', () => undefined);
+  await bounded(cluster, cluster.connect(), timeout * 2, address);
+  return {
+    client: cluster,
+    mode: 'cluster',
+    address,
+    primaries: () => cluster.nodes('master'),
+    allNodes: () => cluster.nodes('all'),
+    keepAlive() {
+      cluster.options.clusterRetryStrategy = (times) => Math.min(times * 200, 2_000);
+      cluster.options.enableOfflineQueue = true;
+    },
+    close: () => cluster.disconnect(),
+  };
+}
+
+function single(redis: Redis, mode: 'standalone' | 'sentinel', address: string): Connection {
+  return {
+    client: redis,
+    mode,
+    address,
+    primaries: () => [redis],
+    allNodes: () => [redis],
+    keepAlive() {
+      Object.assign(redis.options, {
+        retryStrategy: (times: number) => Math.min(times * 200, 2_000),
+        sentinelRetryStrategy: (times: number) => Math.min(times * 200, 2_000),
+        maxRetriesPerRequest: 20,
+        enableOfflineQueue: true,
+        commandTimeout: undefined,
+      });
+    },
+    close: () => redis.disconnect(),
+  };
+}

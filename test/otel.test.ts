@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type DataPoint,
+  type Histogram,
+} from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { instrumentLatchkey } from '../src/otel.js';
+import { sleep, startServer, type TestServer } from './helpers/redis.js';
+
+let server: TestServer;
+const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+const meterProvider = new MeterProvider({ readers: [reader] });
+const spans = new InMemorySpanExporter();
+const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await meterProvider.shutdown();
+  await tracerProvider.shutdown();
+});
+
+/** Every data point of the metric `name` from a fresh collection. */
+async function points<T = number>(name: string): Promise<DataPoint<T>[]> {
+  exporter.reset();
+  await reader.forceFlush();
+  const metric = exporter
+    .getMetrics()
+    .flatMap((resource) => resource.scopeMetrics)
+    .flatMap((scope) => scope.metrics)
+    .find((m) => m.descriptor.name === name);
+  return (metric?.dataPoints ?? []) as DataPoint<T>[];
+}
+const total = (list: DataPoint<number>[]): number => list.reduce((sum, point) => sum + point.value, 0);
+
+describe('latchkey/otel from a real run', () => {
+  it('records wait and hold histograms, acquisitions, timeouts, lost leases, waiters and wait spans', async () => {
+    const instrumentation = instrumentLatchkey({ meterProvider, tracerProvider, spans: true });
+    const locks = server.lockClient({ watchdogTimeout: 300 });
+    const other = server.lockClient({ watchdogTimeout: 300 });
+
+    // A contended lock: the waiter waits about 150 ms; the holder held it about as long.
+    const holder = await locks.getLock('orders').acquire();
+    const waiting = other.getLock('orders').acquire();
+    await sleep(150);
+    assert.equal(total(await points('latchkey.lock.waiters')), 1, 'one caller waiting now');
+    await holder.release();
+    const second = await waiting;
+    // A wait that times out.
+    assert.equal(await locks.getLock('orders').tryLock({ waitTime: 50 }), false);
+    await second.release();
+
+    // A lost lease: someone deletes the lock, the next renewal (every 100 ms) finds it gone.
+    const lease = await locks.getLock('fragile').acquire();
+    const lostNow = new Promise((resolve) => lease.signal.addEventListener('abort', resolve, { once: true }));
+    assert.equal(await other.getLock('fragile').forceUnlock(), true);
+    await lostNow;
+
+    const waits = await points<Histogram>('latchkey.lock.wait.duration');
+    const byOutcome = new Map(waits.map((p) => [p.attributes['latchkey.lock.outcome'], p.value]));
+    assert.equal(byOutcome.get('acquired')?.count, 1);
+    assert.ok(byOutcome.get('acquired')!.sum! >= 0.1 && byOutcome.get('acquired')!.sum! < 10, 'seconds, about 0.15');
+    assert.equal(byOutcome.get('timeout')?.count, 1);
+    assert.equal(waits[0]!.attributes['latchkey.lock.kind'], 'lock');
+
+    const holds = await points<Histogram>('latchkey.lock.hold.duration');
+    const held = holds.reduce((sum, p) => sum + p.value.count, 0);
+    assert.equal(held, 2, 'two holds released (the lost one is counted as lost)');
+    assert.ok(holds[0]!.value.max! >= 0.1, "the first holder's 150 ms");
+
+    assert.equal(total(await points('latchkey.lock.lost')), 1);
+    assert.equal(total(await points('latchkey.lock.timeouts')), 1);
+    assert.equal(total(await points('latchkey.lock.acquisitions')), 3);
+    assert.equal(total(await points('latchkey.lock.waiters')), 0, 'every wait ended');
+
+    const waitSpans = spans.getFinishedSpans().filter((span) => span.name === 'latchkey wait');
+    assert.equal(waitSpans.length, 2);
+    const acquiredSpan = waitSpans.find((span) => span.attributes['latchkey.lock.outcome'] === 'acquired')!;
+    const ms = acquiredSpan.duration[0] * 1_000 + acquiredSpan.duration[1] / 1e6;
+    assert.ok(ms >= 100 && ms < 10_000, `span of ${ms} ms`);
+
+    instrumentation.disable();
+    await locks.getLock('after').withLock(() => undefined);
+    assert.equal(total(await points('latchkey.lock.acquisitions')), 3, 'nothing recorded once disabled');
+  });
+
+  it('labels measurements with a bounded group of the lock name only when asked', async () => {
+    const instrumentation = instrumentLatchkey({ meterProvider, nameAttribute: (name) => name.split(':')[0] });
+    try {
+      await server
+        .lockClient()
+        .getLock('invoice:7')
+        .withLock(() => undefined);
+      const acquisitions = await points('latchkey.lock.acquisitions');
+      assert.ok(acquisitions.some((p) => p.attributes['latchkey.lock.name'] === 'invoice'));
+    } finally {
+      instrumentation.disable();
+    }
+  });
+});
