@@ -79,7 +79,9 @@ describe('npm run demo', () => {
   });
 
   it('--no-lock, the control run, shows the overlaps the lock prevents', async () => {
-    const { code, stdout } = await runDemo([...SMALL, '--no-lock']).output();
+    // One product and enough stock that every worker is selling it at once, whenever each started.
+    const contended = ['--workers', '4', '--products', '1', '--stock', '300', '--seconds', '20'];
+    const { code, stdout } = await runDemo([...contended, '--no-lock']).output();
     assert.equal(code, 0, stdout);
     assert.match(stdout, /WITHOUT the lock/);
     const overlaps = Number(/overlaps seen\s+(\d+)/.exec(stdout)?.[1]);
