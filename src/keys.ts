@@ -19,7 +19,7 @@ export function lockKeys(prefix: string, name: string) {
     hash: `${tag}:lock`,
     /** list: waiting owners, in request order */
     queue: `${tag}:lock:queue`,
-    /** hash: waiting owner -> "<place lapses at>|<reservation>|<wait id>|<ticket>" */
+    /** hash: waiting owner -> "<place lapses at>|<reservation>|<wait id>|<ticket>|<queued at>" (server ms) */
     waiters: `${tag}:lock:waiters`,
     /** string, no TTL: the FencedLock token counter */
     fence: `${tag}:lock:fence`,

@@ -20,6 +20,8 @@ export interface LockWaiter {
   readonly position: number;
   readonly owner: string;
   readonly client: string;
+  /** ms since it queued. */
+  readonly waitingFor: number | null;
   /** ms until its place lapses unless it refreshes it; negative: its process stopped refreshing. */
   readonly placeLapsesIn: number | null;
 }
@@ -137,8 +139,16 @@ export async function readPrimitive(
         holders,
         ttl: ttl as number,
         queue: (queue as string[]).map((owner, i) => {
-          const lapsesAt = int(places[owner]?.split('|')[0]);
-          return { position: i + 1, owner, client: clientOf(owner), placeLapsesIn: lapsesAt && lapsesAt - now };
+          const place = places[owner]?.split('|') ?? [];
+          const lapsesAt = int(place[0]);
+          const queuedAt = int(place[4]);
+          return {
+            position: i + 1,
+            owner,
+            client: clientOf(owner),
+            waitingFor: queuedAt && now - queuedAt,
+            placeLapsesIn: lapsesAt && lapsesAt - now,
+          };
         }),
         token: fields.token ?? null,
         lastToken: (fence as string | null) ?? null,

@@ -70,7 +70,10 @@ function renderPrimitive(report: PrimitiveReport, c: Palette, cluster: boolean):
       for (const h of report.holders)
         lines.push(`  owner ${h.owner}  holds ${h.holds}${report.token ? `  token ${report.token}` : ''}`);
       if (report.queue.length > 0) lines.push(`  ${plural(report.queue.length, 'waiter')} queued:`);
-      for (const w of report.queue) lines.push(`    ${w.position}. ${w.owner}  ${lapse(w.placeLapsesIn, c)}`);
+      for (const w of report.queue) {
+        const waiting = w.waitingFor === null ? '' : `waiting ${formatDuration(w.waitingFor)}  `;
+        lines.push(`    ${w.position}. ${w.owner}  ${waiting}${lapse(w.placeLapsesIn, c)}`);
+      }
       return [...lines, ...listening];
     }
     case 'read-write-lock': {

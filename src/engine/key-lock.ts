@@ -44,6 +44,8 @@ export interface Hold {
   count: number;
   readonly liveness: Liveness;
   readonly token: bigint | undefined;
+  /** When it was granted (local clock), for the hold time reported at the last release. */
+  readonly since: number;
   /** Stops the watchdog renewing it (a no-op when nothing renews it). */
   stopRenewal: () => void;
 }
@@ -107,7 +109,7 @@ export class KeyLock implements LockCore {
         : `its leaseTime of ${request.leaseTime} ms ran out`,
       !request.member,
     );
-    const hold: Hold = { count: 1, liveness, token: grant.token, stopRenewal: () => undefined };
+    const hold: Hold = { count: 1, liveness, token: grant.token, since: grant.since, stopRenewal: () => undefined };
     this.ctx.holds.set(this.#holdKey(owner), hold);
     this.#renew(hold, owner, grant, request.leaseTime);
     const { name, kind, key } = this.backend;
@@ -215,7 +217,8 @@ export class KeyLock implements LockCore {
     }
     hold.count = left;
     const { name, kind, key } = this.backend;
-    listening('release')?.publish({ name, kind, key, owner, holds: left });
+    const held = left === 0 ? Date.now() - hold.since : undefined;
+    listening('release')?.publish({ name, kind, key, owner, holds: left, held });
     if (left === 0) {
       hold.liveness.end();
       this.#forget(owner, hold);

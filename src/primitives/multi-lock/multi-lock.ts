@@ -27,6 +27,7 @@ interface GroupHold {
   readonly liveness: Liveness;
   /** Stops the group following its members, and turns late members away. */
   readonly close: () => void;
+  readonly since: number;
 }
 
 /** `lock()` without waitTime retries attempts of `members × 1500 ms`, randomised with a lease so rivals drift apart. */
@@ -168,7 +169,11 @@ class MultiLockCore implements LockCore {
     liveness.watch(() => {
       if (liveness.lostError) for (const index of taken) this.members[index]!.stopRenewing(ownerId);
     });
-    const hold: GroupHold = { count: 1, taken, liveness, close: () => (late.close(), follow.stop()) };
+    const close = (): void => {
+      late.close();
+      follow.stop();
+    };
+    const hold: GroupHold = { count: 1, taken, liveness, close, since: Date.now() };
     late.attach((index) => {
       const member = this.members[index]!.livenessOf(ownerId);
       if (!member) return;
@@ -205,6 +210,7 @@ class MultiLockCore implements LockCore {
       key: this.#key,
       owner,
       holds: 0,
+      held: Date.now() - hold.since,
       failures: failures.length,
     });
     if (lost) throw lost;

@@ -18,7 +18,7 @@ local function handOver(channelPrefix)
       now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
     end
     local lapses, reserve, waitId, ticket =
-      string.match(redis.call('hget', KEYS[3], head) or '', '^(%d+)|(%d+)|([^|]*)|(.*)$')
+      string.match(redis.call('hget', KEYS[3], head) or '', '^(%d+)|(%d+)|([^|]*)|([^|]*)|')
     redis.call('hdel', KEYS[3], head)
     if lapses and tonumber(lapses) > now then
       redis.call('hset', KEYS[1], head, 1)

@@ -7,9 +7,9 @@ Safe to repeat: an owner that already holds the lock is this very call run again
 lost), or the waiter a release handed the lock to: either way it holds it once, with its lease.
 KEYS[1]  lock hash: field = owner id, value = hold count
 KEYS[2]  queue list: waiting owner ids, in request order
-KEYS[3]  waiters hash: owner id -> "<place lapses at, server ms>|<reservation ms>|<wait id>|<ticket>"
-         (reservation: how long a lock handed to it is kept for it; the ticket names the attempt
-         that wrote the place, and comes back with the hand-over)
+KEYS[3]  waiters hash: owner id -> "<place lapses at>|<reservation ms>|<wait id>|<ticket>|<queued at>"
+         (server ms; reservation: how long a lock handed to it is kept for it; the ticket names the
+         attempt that wrote the place, and comes back with the hand-over)
 ARGV[1]  owner id ("<client id>:<owner id>")
 ARGV[2]  lease in ms
 ARGV[3]  to queue: how long a place is kept without a refresh, in ms (left out: one try only)
@@ -62,10 +62,13 @@ end
 if ARGV[3] then
   now = now or clock()
   local timeout = tonumber(ARGV[3])
-  if redis.call('hexists', KEYS[3], owner) == 0 then
+  local queuedAt = string.match(redis.call('hget', KEYS[3], owner) or '', '|(%d+)$')
+  if not queuedAt then
     redis.call('rpush', KEYS[2], owner)
+    queuedAt = now
   end
-  redis.call('hset', KEYS[3], owner, (now + timeout) .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6])
+  local place = (now + timeout) .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6] .. '|' .. queuedAt
+  redis.call('hset', KEYS[3], owner, place)
   -- The queue lives as long as its longest-lived place, so waiters that all died leave nothing behind.
   for i = 2, 3 do
     if redis.call('pttl', KEYS[i]) < timeout then
