@@ -90,7 +90,7 @@ describe('latchkey inspect (standalone)', () => {
     assert.equal(text.code, 0);
     assert.match(text.stdout, new RegExp(`lock order:7 {2}held {2}ttl \\d`));
     assert.match(text.stdout, new RegExp(`owner ${mine.id}:\\S+ {2}holds 2`));
-    assert.match(text.stdout, /2 waiters queued:\n {4}1\. \S+ {2}waiting \d+ ms {2}place lapses in/);
+    assert.match(text.stdout, /2 waiters queued:\n {4}1\. \S+ {2}waiting [\d.]+ m?s {2}place lapses in/);
     assert.match(text.stdout, /semaphore quota {2}0 permits free/);
     assert.match(text.stdout, /permit-expirable-semaphore gpu {2}2 of 3 permits free/);
     assert.ok(!text.stdout.includes('\u001b['), 'no colour when not a terminal');
