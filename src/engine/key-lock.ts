@@ -1,43 +1,10 @@
 import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';
 import { LockNotHeldError, RedisUnavailableError } from '../errors.js';
-import type { LuaScript } from '../redis/connection.js';
 import { withTimeout } from '../redis/script-runner.js';
-import { acquire, type Acquisition } from './acquire.js';
-import type { AcquireRequest, HeldLock, LockCore, LockStatus } from './lock-core.js';
+import { acquire } from './acquire.js';
+import type { AcquireRequest, Grant, HeldLock, LockBackend, LockStatus, MemberCore } from './lock-core.js';
 import { provenUntil, type Liveness } from './liveness.js';
-
-/** What an acquisition was granted: from when (local time before the grant) and until when it is proven. */
-export interface Grant {
-  readonly since: number;
-  readonly validUntil: number;
-  readonly token?: bigint;
-}
-
-/**
- * What one kind of single-key lock does in Redis: its keys and scripts. KeyLock adds everything
- * else (owners' holds, the wait, renewal, loss), so each kind writes only what differs.
- * Every call here must be safe to repeat (a reply lost and the call sent again gives the first
- * run's outcome): re-entry and release say how many holds the owner has, so a repeat is seen.
- */
-export interface LockBackend {
-  readonly name: string;
-  readonly kind: LockKind;
-  /** The key holds are recorded, renewed and reported under. */
-  readonly key: string;
-  /** Re-entry inside a holder's callback is by these (a read-write lock's two sides share one). */
-  readonly identity: string;
-  /** Batch renewal script (see RenewalTarget). */
-  readonly renewScript: LuaScript;
-  /** One acquisition for `owner`, who holds nothing. */
-  begin(owner: string, leaseMs: number): Acquisition<Grant>;
-  /** `owner` holds `holds`: take one more and set the lease; null when it holds none any more. */
-  reenter(owner: string, holds: number, leaseMs: number, until: number): Promise<Grant | null>;
-  /** `owner` holds `holds`: give one back; the holds left, or -1 when it holds none. */
-  release(owner: string, holds: number, until: number): Promise<number>;
-  forceUnlock(): Promise<boolean>;
-  status(owner: string): Promise<LockStatus>;
-}
 
 /** One owner's holds on one key. */
 export interface Hold {
@@ -56,7 +23,7 @@ export interface Hold {
  * renewal. The calls of one owner on one key run one after the other, so that the count each
  * call names is exact.
  */
-export class KeyLock implements LockCore {
+export class KeyLock implements MemberCore {
   readonly identities: readonly string[];
 
   constructor(

@@ -1,4 +1,7 @@
 import type { LockKind } from '../diagnostics.js';
+import type { LuaScript } from '../redis/connection.js';
+import type { Acquisition } from './acquire.js';
+import type { Liveness } from './liveness.js';
 
 /** A lock's state as one read returns it. */
 export interface LockStatus {
@@ -50,9 +53,41 @@ export interface LockCore {
 /** A lock that can be a MultiLock / RedLock member: a single-key lock (KeyLock). */
 export interface MemberCore extends LockCore {
   /** The Liveness of `ownerId`'s hold, while it has one. */
-  livenessOf(ownerId: string): import('./liveness.js').Liveness | undefined;
+  livenessOf(ownerId: string): Liveness | undefined;
   /** Sets the lease of `ownerId`'s hold to `leaseMs` from now; false when it holds none. */
   setLease(ownerId: string, leaseMs: number): Promise<boolean>;
   /** Stops renewing `ownerId`'s hold (its group was lost): what is left of it expires with its lease. */
   stopRenewing(ownerId: string): void;
+}
+
+/** What an acquisition was granted: from when (local time before the grant) and until when it is proven. */
+export interface Grant {
+  readonly since: number;
+  readonly validUntil: number;
+  readonly token?: bigint;
+}
+
+/**
+ * What one kind of single-key lock does in Redis: its keys and scripts. KeyLock adds everything
+ * else (owners' holds, the wait, renewal, loss), so each kind writes only what differs.
+ * Every call here must be safe to repeat (a reply lost and the call sent again gives the first
+ * run's outcome): re-entry and release say how many holds the owner has, so a repeat is seen.
+ */
+export interface LockBackend {
+  readonly name: string;
+  readonly kind: LockKind;
+  /** The key holds are recorded, renewed and reported under. */
+  readonly key: string;
+  /** Re-entry inside a holder's callback is by these (a read-write lock's two sides share one). */
+  readonly identity: string;
+  /** Batch renewal script (see RenewalTarget). */
+  readonly renewScript: LuaScript;
+  /** One acquisition for `owner`, who holds nothing. */
+  begin(owner: string, leaseMs: number): Acquisition<Grant>;
+  /** `owner` holds `holds`: take one more and set the lease; null when it holds none any more. */
+  reenter(owner: string, holds: number, leaseMs: number, until: number): Promise<Grant | null>;
+  /** `owner` holds `holds`: give one back; the holds left, or -1 when it holds none. */
+  release(owner: string, holds: number, until: number): Promise<number>;
+  forceUnlock(): Promise<boolean>;
+  status(owner: string): Promise<LockStatus>;
 }

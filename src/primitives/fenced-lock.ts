@@ -1,5 +1,6 @@
 import type { ClientContext } from '../context.js';
-import { KeyLock, type LockBackend } from '../engine/key-lock.js';
+import { KeyLock } from '../engine/key-lock.js';
+import type { LockBackend } from '../engine/lock-core.js';
 import { LockHandle, toRequest } from '../engine/lock-handle.js';
 import { LockNotHeldError } from '../errors.js';
 import { lockKeys } from '../keys.js';

@@ -1,6 +1,7 @@
 import type { ClientContext } from '../context.js';
 import type { Attempt } from '../engine/acquire.js';
-import { KeyLock, type Grant, type LockBackend } from '../engine/key-lock.js';
+import { KeyLock } from '../engine/key-lock.js';
+import type { Grant, LockBackend } from '../engine/lock-core.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import { provenUntil } from '../engine/liveness.js';
 import { readWriteLockKeys } from '../keys.js';

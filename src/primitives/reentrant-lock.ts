@@ -1,9 +1,9 @@
 import type { ClientContext } from '../context.js';
 import type { LockKind } from '../diagnostics.js';
 import type { Attempt } from '../engine/acquire.js';
-import { KeyLock, type Grant, type LockBackend } from '../engine/key-lock.js';
+import { KeyLock } from '../engine/key-lock.js';
 import { LockHandle } from '../engine/lock-handle.js';
-import type { LockStatus } from '../engine/lock-core.js';
+import type { Grant, LockBackend, LockStatus } from '../engine/lock-core.js';
 import { provenUntil } from '../engine/liveness.js';
 import { lockKeys } from '../keys.js';
 import { runUntilKnown } from '../redis/script-runner.js';

@@ -2,7 +2,7 @@ import type { ClientContext } from '../../context.js';
 import { listening } from '../../diagnostics.js';
 import { fanOut } from '../../engine/fan-out.js';
 import type { AcquireRequest, HeldLock, LockCore, LockStatus, MemberCore } from '../../engine/lock-core.js';
-import { coreOf, LockHandle } from '../../engine/lock-handle.js';
+import { LockHandle } from '../../engine/lock-handle.js';
 import { followMembers, type Liveness } from '../../engine/liveness.js';
 import { sleep } from '../../engine/timers.js';
 import {
@@ -15,6 +15,7 @@ import {
 import type { Lock } from '../../lock.js';
 import { randomId } from '../../owner.js';
 import { attemptAll, type IndexedMemberFailure } from './attempt.js';
+import { attemptWait, describeFailures, groups, LateMembers, quorumOf, toMembers } from './members.js';
 
 /** `MultiLock`: every member; `RedLock`: a majority. */
 export type MultiLockKind = 'MultiLock' | 'RedLock';
@@ -28,15 +29,6 @@ interface GroupHold {
   /** Stops the group following its members, and turns late members away. */
   readonly close: () => void;
   readonly since: number;
-}
-
-/** `lock()` without waitTime retries attempts of `members × 1500 ms`, randomised with a lease so rivals drift apart. */
-export function attemptWait(members: number, leaseTime: number | undefined): number {
-  const base = members * 1500;
-  if (leaseTime === undefined) return base;
-  if (leaseTime <= 2000) return 2000;
-  const low = leaseTime <= base ? leaseTime / 2 : base;
-  return Math.floor(low + Math.random() * (leaseTime - low));
 }
 
 /**
@@ -266,16 +258,8 @@ class MultiLockCore implements LockCore {
     if (failures.length > this.#failureLimit) {
       throw new QuorumError(`Could not read ${this.name}: ${describeFailures(failures)}`, failures);
     }
-    const nth = (values: number[]): number | undefined => values.sort((a, b) => b - a)[this.#need - 1];
-    const locked = statuses.filter((s) => s.locked).length >= this.#need;
-    const held = (nth(statuses.map((s) => s.holds)) ?? 0) > 0;
-    // No expiry ranks above any TTL.
-    const ttl = nth(statuses.map((s) => (s.ttl === -1 ? Number.MAX_SAFE_INTEGER : s.ttl))) ?? -2;
-    return {
-      locked,
-      holds: held ? (this.#held.get(ownerId)?.count ?? 1) : 0,
-      ttl: !locked ? -2 : ttl === Number.MAX_SAFE_INTEGER ? -1 : ttl,
-    };
+    const { locked, held, ttl } = quorumOf(statuses, this.#need);
+    return { locked, holds: held ? (this.#held.get(ownerId)?.count ?? 1) : 0, ttl };
   }
 
   #quorumError(failures: IndexedMemberFailure[]): QuorumError {
@@ -283,78 +267,6 @@ class MultiLockCore implements LockCore {
     const needed = this.#need < n ? `a majority (${this.#need} of ${n})` : `all ${n} members`;
     return new QuorumError(`Could not reach ${needed} of ${this.name}: ${describeFailures(failures)}`, failures);
   }
-}
-
-/**
- * Members that answer after a RedLock attempt already holds its majority. They join the hold when
- * they come (only when they carry the hold's own lease), so that it holds every member that
- * answered; before the hold exists they wait here; once it is over (or was never made) they are
- * refused, and the attempt gives them back.
- */
-class LateMembers {
-  #waiting: number[] | undefined = [];
-  #join: ((index: number) => void) | undefined;
-
-  constructor(private readonly joinable: boolean) {}
-
-  readonly offer = (index: number): boolean => {
-    if (!this.joinable) return false;
-    if (this.#join) this.#join(index);
-    else if (this.#waiting) this.#waiting.push(index);
-    else return false;
-    return true;
-  };
-
-  attach(join: (index: number) => void): void {
-    const waiting = this.#waiting ?? [];
-    this.#waiting = [];
-    this.#join = join;
-    waiting.forEach(join);
-  }
-
-  /** Refuses later offers; returns the members offered and not joined. */
-  close(): number[] {
-    const left = this.#join ? [] : (this.#waiting ?? []);
-    this.#waiting = undefined;
-    this.#join = undefined;
-    return left;
-  }
-}
-
-/** `"name" #index: reason` for error messages. */
-function describeFailures(failures: readonly { name: string; index: number; reason: string }[]): string {
-  return failures.map((f) => `"${f.name}" #${f.index} ${f.reason}`).join(', ');
-}
-
-/** Present on every MultiLock / RedLock: a group cannot be a member of another. */
-const groups = new WeakSet<object>();
-
-/** Checks the members: Locks of latchkey clients, at least one, none twice, no nested group. */
-function toMembers(locks: readonly unknown[]): MemberCore[] {
-  if (locks.length === 0) throw new RangeError('Expected `locks` to hold at least one Lock, got none');
-  const members: MemberCore[] = [];
-  locks.forEach((lock, i) => {
-    if (typeof lock === 'object' && lock !== null && groups.has(lock)) {
-      throw new TypeError(`Expected \`locks[${i}]\` to be a single Lock: a MultiLock / RedLock cannot be a member`);
-    }
-    if (Array.isArray(lock)) {
-      throw new TypeError(`Expected \`locks[${i}]\` to be a Lock, got an array: spread it, getMultiLock(...locks)`);
-    }
-    const core = coreOf(lock) as MemberCore | undefined;
-    if (core === undefined || typeof core.livenessOf !== 'function') {
-      throw new TypeError(
-        `Expected \`locks[${i}]\` to be a Lock from a LockClient, got ${lock === null ? 'null' : typeof lock}`,
-      );
-    }
-    const twin = members.findIndex((other) => other.identities[0] === core.identities[0] && other.kind === core.kind);
-    if (twin >= 0) {
-      throw new RangeError(
-        `Expected distinct locks: \`locks[${i}]\` is the same lock as \`locks[${twin}]\` ("${core.name}")`,
-      );
-    }
-    members.push(core);
-  });
-  return members;
 }
 
 /** Creates the lock returned by `LockClient.getMultiLock()` / `getRedLock()`. */
