@@ -6,10 +6,18 @@ import { debuglog } from 'node:util';
  * `diagnostics_channel.subscribe(name, fn)`; messages are published only while someone listens.
  */
 export const channels = Object.freeze({
+  /** A hold was taken: `{ name, kind, key, owner, holds, waited }` (`waited` in ms). */
   acquire: diagnosticsChannel.channel('latchkey:lock:acquire'),
+  /** A hold was given back: `{ name, kind, key, owner, holds, held? }` (`held`: ms, once no hold is left). */
   release: diagnosticsChannel.channel('latchkey:lock:release'),
+  /** A renewal confirmed a hold: `{ name, kind, key, owner }`. */
   renew: diagnosticsChannel.channel('latchkey:lock:renew'),
+  /** A hold was lost: `{ name, kind, key, owner, reason }`. */
   lost: diagnosticsChannel.channel('latchkey:lock:lost'),
+  /**
+   * A wait started, `{ name, kind, phase: 'start' }`, or ended, `{ name, kind, phase: 'end',
+   * acquired, waited, outcome }` (`outcome`: 'acquired', 'timeout', 'aborted' or 'error').
+   */
   wait: diagnosticsChannel.channel('latchkey:lock:wait'),
 });
 

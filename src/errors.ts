@@ -17,6 +17,7 @@ export class LatchkeyError extends Error {
     Object.defineProperty(this, BRAND, { value: code });
   }
 
+  /** `instanceof` by the error's code, so that it works across the ESM and CommonJS copies of latchkey. */
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (typeof value !== 'object' || value === null || !(BRAND in value)) return false;
     // The base class matches every branded error; a subclass matches its own code.
@@ -28,6 +29,7 @@ export class LatchkeyError extends Error {
 
 /** Unlock (or another owner-only operation) by an owner that does not hold the lock or permit. */
 export class LockNotHeldError extends LatchkeyError {
+  /** The `code` of every error of this class. */
   static readonly CODE = 'LATCHKEY_LOCK_NOT_HELD';
   constructor(message: string, options?: ErrorOptions) {
     super(LockNotHeldError.CODE, message, options);
@@ -36,6 +38,7 @@ export class LockNotHeldError extends LatchkeyError {
 
 /** A held lock was lost: renewal found it gone, or renewal kept failing past its lease. */
 export class LockLostError extends LatchkeyError {
+  /** The `code` of every error of this class. */
   static readonly CODE = 'LATCHKEY_LOCK_LOST';
   constructor(message: string, options?: ErrorOptions) {
     super(LockLostError.CODE, message, options);
@@ -44,6 +47,7 @@ export class LockLostError extends LatchkeyError {
 
 /** `waitTime` elapsed before the lock could be acquired (from `withLock` and `acquire`). */
 export class LockAcquireTimeoutError extends LatchkeyError {
+  /** The `code` of every error of this class. */
   static readonly CODE = 'LATCHKEY_ACQUIRE_TIMEOUT';
   constructor(message: string, options?: ErrorOptions) {
     super(LockAcquireTimeoutError.CODE, message, options);
@@ -56,12 +60,15 @@ export interface MemberFailure {
   readonly name: string;
   /** `busy` (held by someone else), `timeout` (no reply in time) or `error` (connection or reply error). */
   readonly reason: 'busy' | 'timeout' | 'error';
+  /** The error the member's call failed with, if any. */
   readonly error?: unknown;
 }
 
 /** A RedLock could not reach a majority of its members. */
 export class QuorumError extends LatchkeyError {
+  /** The `code` of every error of this class. */
   static readonly CODE = 'LATCHKEY_QUORUM';
+  /** Why each member that was not taken failed. */
   readonly failures: readonly MemberFailure[];
   constructor(message: string, failures: readonly MemberFailure[], options?: ErrorOptions) {
     super(QuorumError.CODE, message, options);
@@ -71,6 +78,7 @@ export class QuorumError extends LatchkeyError {
 
 /** The `LockClient` was shut down: it takes no new calls, and its pending waits end with this. */
 export class ShutDownError extends LatchkeyError {
+  /** The `code` of every error of this class. */
   static readonly CODE = 'LATCHKEY_SHUT_DOWN';
   constructor(message: string, options?: ErrorOptions) {
     super(ShutDownError.CODE, message, options);
@@ -79,6 +87,7 @@ export class ShutDownError extends LatchkeyError {
 
 /** Redis could not be reached, or did not answer in time. The original error is the `cause`. */
 export class RedisUnavailableError extends LatchkeyError {
+  /** The `code` of every error of this class. */
   static readonly CODE = 'LATCHKEY_REDIS_UNAVAILABLE';
   constructor(message: string, options?: ErrorOptions) {
     super(RedisUnavailableError.CODE, message, options);
@@ -87,16 +96,21 @@ export class RedisUnavailableError extends LatchkeyError {
 
 /** Why one member could not be released. */
 export interface MemberReleaseFailure {
+  /** Position of the member in the `getMultiLock` / `getRedLock` arguments. */
   readonly index: number;
+  /** The member lock's name. */
   readonly name: string;
   /** `not-held` (it had expired or was taken from us), `timeout` or `error`. */
   readonly reason: 'not-held' | 'timeout' | 'error';
+  /** The error the member's release failed with, if any. */
   readonly error?: unknown;
 }
 
 /** Some members of a MultiLock / RedLock could not be released; the others were. */
 export class MemberReleaseError extends LatchkeyError {
+  /** The `code` of every error of this class. */
   static readonly CODE = 'LATCHKEY_MEMBER_RELEASE';
+  /** Why each member that was not released failed. */
   readonly failures: readonly MemberReleaseFailure[];
   constructor(message: string, failures: readonly MemberReleaseFailure[]) {
     super(MemberReleaseError.CODE, message);

@@ -13,7 +13,12 @@ export interface Lock {
   unlock(): Promise<void>;
   /** Deletes the lock whoever holds it; true when there was one. */
   forceUnlock(): Promise<boolean>;
+  /** True when anyone holds the lock. */
   isLocked(): Promise<boolean>;
+  /**
+   * True when the current owner holds it: inside a holder's `withLock()` callback or a `scope()`,
+   * that owner; elsewhere, the latest acquisition this handle made.
+   */
   isHeldByCurrentOwner(): Promise<boolean>;
   /** The current owner's hold count (0 when it holds none). */
   getHoldCount(): Promise<number>;

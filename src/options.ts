@@ -30,12 +30,17 @@ export interface LockClientOptions {
   commandTimeout?: number;
 }
 
-/** The resolved options: every field set. */
+/** The resolved options: every field set (see {@link LockClientOptions} for what each means). */
 export interface ResolvedOptions {
+  /** See {@link LockClientOptions.keyPrefix}. */
   readonly keyPrefix: string;
+  /** See {@link LockClientOptions.watchdogTimeout}. */
   readonly watchdogTimeout: number;
+  /** See {@link LockClientOptions.maxLeaseTime}. */
   readonly maxLeaseTime: number | undefined;
+  /** See {@link LockClientOptions.fairWaiterTimeout}. */
   readonly fairWaiterTimeout: number;
+  /** See {@link LockClientOptions.commandTimeout}. */
   readonly commandTimeout: number;
 }
 

@@ -46,6 +46,7 @@ export interface LatchkeyInstrumentationOptions {
 
 /** A running instrumentation; `disable()` unsubscribes it from every channel. */
 export interface LatchkeyInstrumentation {
+  /** Stops recording: unsubscribes from every channel. Idempotent. */
   disable(): void;
 }
 

@@ -5,8 +5,11 @@
 
 /** A Lua script with its SHA1, as generated from `src/scripts/**.lua`. */
 export interface LuaScript {
+  /** `<primitive>/<verb>`, as the file is named under src/scripts. */
   readonly name: string;
+  /** The Lua source, with its `lib/` includes in place. */
   readonly source: string;
+  /** SHA1 of the source, for EVALSHA. */
   readonly sha: string;
 }
 
@@ -27,6 +30,10 @@ export interface ChannelListener {
   reconnected(): void;
 }
 
+/**
+ * The port a Redis client is adapted to (the ioredis and node-redis adapters implement it; so may
+ * a connection of your own, passed to `new LockClient()`).
+ */
 export interface RedisConnection {
   /**
    * Runs a script by EVALSHA, falling back to EVAL on NOSCRIPT. Rejects with
