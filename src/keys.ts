@@ -1,3 +1,5 @@
+import { clusterSlot } from './redis/cluster-slot.js';
+
 /**
  * Every key and channel name latchkey uses, in one place. A key is `<prefix>{<name>}:<kind>` or
  * `<prefix>{<name>}:<kind>:<part>`. The `{name}` hash tag puts every key of one name in one Redis
@@ -21,13 +23,35 @@ export function lockKeys(prefix: string, name: string) {
     queue: `${tag}:lock:queue`,
     /** hash: waiting owner -> "<place lapses at>|<reservation>|<wait id>|<ticket>|<queued at>" (server ms) */
     waiters: `${tag}:lock:waiters`,
-    /** string, no TTL: the FencedLock token counter */
-    fence: `${tag}:lock:fence`,
+    /** string, no TTL: the FencedLock token counter this name draws from (shared by its hash slot) */
+    fence: fenceCounterKey(prefix, name),
+    /** The per-name counter of earlier versions: folded into the slot's counter when met. */
+    legacyFence: `${tag}:lock:fence`,
     /** string, short TTL: remembers `owner`'s last release, so a repeated release reports it */
     released: (owner: string) => `${tag}:lock:released:${owner}`,
     /** Hand-overs to the waiters of one client arrive on `<handOverPrefix>:<client id>`. */
     handOverPrefix: `${tag}:lock:hand-over`,
   };
+}
+
+/** Per hash slot, the first of "0", "1", "2"... that hashes to it: the same in every process. */
+const slotTags = new Map<number, string>();
+
+function tagOfSlot(slot: number): string {
+  let tag = slotTags.get(slot);
+  for (let i = 0; tag === undefined; i++) if (clusterSlot(String(i)) === slot) tag = String(i);
+  slotTags.set(slot, tag);
+  return tag;
+}
+
+/**
+ * The fencing-token counter of lock `name`: one per Redis Cluster hash slot (at most 16,384 keys,
+ * `<prefix>fence:{<tag>}`), in the slot of the lock it serves, so that a FencedLock leaves no
+ * permanent key per name. Tokens of one name still strictly increase: every name of a slot draws
+ * from the same counter.
+ */
+export function fenceCounterKey(prefix: string, name: string): string {
+  return `${prefix}fence:{${tagOfSlot(clusterSlot(`{${name}}`))}}`;
 }
 
 /** The read-write lock. */

@@ -32,7 +32,7 @@ export interface FencedLock extends Lock {
  */
 function fencedBackend(ctx: ClientContext, name: string): LockBackend {
   const base = lockBackend(ctx, name, 'fenced-lock', { queue: true });
-  const counter = lockKeys(ctx.options.keyPrefix, name).fence;
+  const { fence, legacyFence } = lockKeys(ctx.options.keyPrefix, name);
   return {
     ...base,
     begin(owner, leaseMs) {
@@ -42,7 +42,7 @@ function fencedBackend(ctx: ClientContext, name: string): LockBackend {
         async attempt(deadline, message) {
           const taken = await acquisition.attempt(deadline, message);
           if (!taken.acquired) return taken;
-          const token = await ctx.run(fencedLockIssue, [base.key, counter], [owner], deadline);
+          const token = await ctx.run(fencedLockIssue, [base.key, fence, legacyFence], [owner], deadline);
           // Lost in between (a lease shorter than a round trip): not acquired, try again.
           if (token === null) return { acquired: false, retryIn: 1 };
           return { acquired: true, value: { ...taken.value, token: BigInt(token as string) } };

@@ -6,6 +6,8 @@ import type { Redis } from 'ioredis';
 import { LockLostError, LockNotHeldError } from '../../src/index.js';
 import { startFixture, startTs, until } from '../helpers/fixture-process.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { fenceCounterKey } from '../../src/keys.js';
+import { clusterSlot } from '../../src/redis/cluster-slot.js';
 
 let server: TestServer;
 let redis: Redis;
@@ -14,7 +16,7 @@ before(async () => {
   redis = server.client();
 });
 
-const counterKey = (name: string): string => `latchkey:{${name}}:lock:fence`;
+const counterKey = (name: string): string => fenceCounterKey('latchkey:', name);
 
 function assertStrictlyIncreasing(tokens: readonly bigint[]): void {
   for (let i = 1; i < tokens.length; i++)
@@ -43,7 +45,8 @@ describe('FencedLock: tokens', () => {
     const tokens = (await redis.lrange(log, 0, -1)).map(BigInt);
     assert.equal(tokens.length, 75);
     assertStrictlyIncreasing(tokens);
-    assert.equal(tokens.at(-1), 75n);
+    // Nothing else drew from this name's counter meanwhile: the tokens are consecutive.
+    assert.equal(tokens.at(-1)! - tokens[0]!, 74n);
   });
 
   it('keep increasing after the lock key expired, and the counter has no TTL', async () => {
@@ -175,8 +178,43 @@ describe('FencedLock: the fencing example', () => {
   });
 });
 
-describe('FencedLock: after every test above', () => {
-  it('leaves no latchkey key without a TTL but its fencing counters', async () => {
-    await assertNoKeyWithoutTtl(redis, [/:lock:fence$/]);
+describe('FencedLock: counters', () => {
+  it('many names leave one permanent key per hash slot they fall in, and none per name', async () => {
+    const locks = server.lockClient();
+    const names = Array.from({ length: 300 }, (_, i) => `many-names-${i}`);
+    const before = new Set(await redis.keys('latchkey:fence:*'));
+    const last = new Map<string, bigint>();
+    for (const name of names) {
+      const lock = locks.getFencedLock(name);
+      last.set(name, await lock.lockAndGetToken());
+      await lock.unlock();
+    }
+    const slots = new Set(names.map((name) => clusterSlot(`{${name}}`)));
+    const added = (await redis.keys('latchkey:fence:*')).filter((key) => !before.has(key));
+    assert.ok(added.length <= slots.size, `${added.length} counters for ${slots.size} slots`);
+    for (const key of added) assert.equal(await redis.pttl(key), -1);
+    assert.deepEqual(await redis.keys('latchkey:{many-names-*}:lock:fence'), []);
+    // Each name's tokens still strictly increase, from another client too.
+    const other = server.lockClient();
+    for (const name of names.slice(0, 20)) {
+      const lock = other.getFencedLock(name);
+      const token = await lock.lockAndGetToken();
+      assert.ok(token > last.get(name)!, `${name}: ${token} > ${last.get(name)}`);
+      await lock.unlock();
+    }
+  });
+
+  it("folds an earlier version's per-name counter into the slot's: tokens never go back", async () => {
+    await redis.set('latchkey:{legacy}:lock:fence', '1000');
+    const lock = server.lockClient().getFencedLock('legacy');
+    assert.ok((await lock.lockAndGetToken()) > 1000n);
+    await lock.unlock();
+    assert.equal(await redis.exists('latchkey:{legacy}:lock:fence'), 0);
+    assert.ok((await lock.lockAndGetToken()) > 1001n);
+    await lock.unlock();
+  });
+
+  it('leaves no latchkey key without a TTL but the fencing counters', async () => {
+    await assertNoKeyWithoutTtl(redis, [/^latchkey:fence:\{\d+\}$/]);
   });
 });
