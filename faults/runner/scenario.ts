@@ -1,0 +1,134 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
+import type { WorkerConfig } from '../protocol.js';
+import { now, Rng } from '../rng.js';
+import type { FaultContext, Scenario } from '../scenarios/types.js';
+import { checkEndState, checkStrayKeys } from './end-state.js';
+import { Env } from './env.js';
+import { Fleet } from './fleet.js';
+import { History } from './history.js';
+import { Register } from './register.js';
+
+export interface RunOptions {
+  readonly quick: boolean;
+  readonly seed: number;
+  readonly outDir: string;
+  /** Aborted on Ctrl-C: faults wind down at once. */
+  readonly signal: AbortSignal;
+}
+
+export interface ScenarioRun {
+  readonly history: History;
+  readonly wallMs: number;
+  /** Workers that did not finish their tasks when told to stop (they hung). */
+  readonly stuck: readonly number[];
+  /** A failure of the harness itself (a server that did not start, a fault that threw). */
+  readonly harnessError?: string;
+}
+
+/** Default lease of a scenario that sets none: the client's own default. */
+export const leaseOf = (scenario: Scenario): number => scenario.client.watchdogTimeout ?? 30_000;
+
+function workerConfigs(scenario: Scenario, env: Env, seed: number): WorkerConfig[] {
+  return Array.from({ length: scenario.workers }, (_, worker) => ({
+    worker,
+    seed,
+    servers: env.serversFor(worker),
+    client: scenario.client,
+    resources: scenario.resources,
+  }));
+}
+
+function faultContext(
+  parts: Omit<FaultContext, keyof FaultMethods>,
+  history: History,
+  end: number,
+  options: RunOptions,
+): FaultContext {
+  const running = (): boolean => now() < end && !options.signal.aborted;
+  const wait = (ms: number): Promise<void> =>
+    sleep(Math.max(0, ms), undefined, { signal: options.signal }).catch(() => undefined);
+  return {
+    ...parts,
+    running,
+    remaining: () => Math.max(0, end - now()),
+    sleep: wait,
+    async until(pick, ms = Number.POSITIVE_INFINITY) {
+      const give = now() + ms;
+      while (running() && now() < give) {
+        const found = pick();
+        if (found !== undefined) return found;
+        await wait(5);
+      }
+      return undefined;
+    },
+    fault: (record) => history.add({ t: now(), ev: 'fault', ...record }),
+  };
+}
+
+type FaultMethods = Pick<FaultContext, 'running' | 'remaining' | 'sleep' | 'until' | 'fault'>;
+
+/** Semaphores get their permits before any worker starts. */
+async function prepare(scenario: Scenario, env: Env): Promise<void> {
+  for (const res of scenario.resources) {
+    if (res.primitive !== 'semaphore') continue;
+    await env.servers[0]?.locks.getSemaphore(res.name).trySetPermits(res.permits ?? 1);
+  }
+}
+
+/**
+ * Runs one scenario end to end: servers (and proxies), workers, the fault schedule for the
+ * scenario's duration, then stop, end-state checks, shutdown and the stray-key check. Everything
+ * it started is stopped before it returns, whatever happened.
+ */
+export async function runScenario(scenario: Scenario, options: RunOptions): Promise<ScenarioRun> {
+  const started = now();
+  const history = new History(join(options.outDir, `${scenario.name}.jsonl`));
+  const lease = leaseOf(scenario);
+  history.add({ t: started, ev: 'scenario', name: scenario.name, seed: options.seed, spec: specOf(scenario, options) });
+  let env: Env | undefined;
+  let fleet: Fleet | undefined;
+  let stuck: number[] = [];
+  let harnessError: string | undefined;
+  try {
+    env = await Env.start(scenario.servers, scenario.workers, scenario.proxied);
+    await prepare(scenario, env);
+    const register = new Register(history);
+    const logPath = join(options.outDir, `${scenario.name}.workers.log`);
+    fleet = await Fleet.start(workerConfigs(scenario, env, options.seed), register, history, logPath);
+    const duration = options.quick ? scenario.durationMs.quick : scenario.durationMs.full;
+    const end = now() + duration;
+    const rng = new Rng(options.seed).fork(hash(scenario.name));
+    const ctx = faultContext({ env, fleet, register, rng, lease, quick: options.quick }, history, end, options);
+    fleet.start();
+    try {
+      await Promise.all([ctx.sleep(duration), scenario.faults?.(ctx)]);
+    } finally {
+      env.heal();
+    }
+    stuck = await fleet.stop(Math.max(10_000, lease * 2));
+    if (stuck.length === 0) await checkEndState(scenario.resources, env, history, lease);
+    await fleet.shutdown(10_000);
+    await checkStrayKeys(env, history);
+  } catch (error) {
+    harnessError = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    history.add({ t: now(), ev: 'note', text: `harness error: ${harnessError}` });
+  } finally {
+    await fleet?.kill();
+    await env?.stop();
+    await history.close();
+  }
+  return { history, wallMs: now() - started, stuck, harnessError };
+}
+
+/** What the checker needs to judge a history again later (`--check`). */
+export function specOf(scenario: Scenario, options: Pick<RunOptions, 'quick'>): unknown {
+  const { name, title, control, servers, workers, client, resources, expect } = scenario;
+  return { name, title, control: control ?? false, servers, workers, client, resources, expect, quick: options.quick };
+}
+
+function hash(text: string): number {
+  let h = 2_166_136_261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16_777_619);
+  return h >>> 0;
+}

@@ -1,0 +1,51 @@
+import type { Primitive } from '../protocol.js';
+import { resource } from './common.js';
+import { STRICT, type Scenario } from './types.js';
+
+/**
+ * Many workers, no fault: the baseline every primitive must meet exactly (0 overlaps, 0 lost
+ * updates, never more holders than permits, 0 errors, 0 loss signals, nobody stranded). A 1 s
+ * lease makes the watchdog renew every ~333 ms, so renewals race releases as they do under load.
+ */
+function noFaults(primitive: Primitive, quick: boolean, title: string): Scenario {
+  return {
+    name: primitive,
+    title: `${title}, 4 workers x ${primitive === 'read-write-lock' ? 4 : 3} tasks, no faults`,
+    quick,
+    servers: 1,
+    proxied: false,
+    workers: 4,
+    client: { watchdogTimeout: 1_000 },
+    resources: [resource(primitive)],
+    durationMs: { quick: 2_500, full: 12_000 },
+    expect: STRICT,
+  };
+}
+
+export const noFaultScenarios: readonly Scenario[] = [
+  noFaults('lock', true, 'Lock'),
+  noFaults('fair-lock', true, 'FairLock'),
+  noFaults('fenced-lock', true, 'FencedLock'),
+  noFaults('semaphore', true, 'Semaphore(2)'),
+  noFaults('read-write-lock', true, 'ReadWriteLock (half readers)'),
+  noFaults('spin-lock', false, 'SpinLock'),
+  {
+    ...noFaults('red-lock', false, 'RedLock over 5 servers'),
+    servers: 5,
+  },
+];
+
+/** The same workers with no lock at all: the checker must see overlaps and lost updates. */
+export const control: Scenario = {
+  name: 'control-no-lock',
+  title: 'no lock at all (control: the checker must FAIL it)',
+  quick: true,
+  control: true,
+  servers: 1,
+  proxied: false,
+  workers: 4,
+  client: {},
+  resources: [resource('none')],
+  durationMs: { quick: 1_000, full: 3_000 },
+  expect: STRICT,
+};
