@@ -209,7 +209,9 @@ export type HistoryRecord =
       /** Whether holds in scope may be lost through it (their loss signals are then expected). */
       readonly losesLocks: boolean;
       readonly scope?: FaultScope;
-      /** The holds it takes away are lost at its end (instant: at once), so detection latency counts from there. */
+      /** It surely takes every hold in its scope that is in flight when it starts (their holders must learn). */
+      readonly takesHolds?: boolean;
+      /** Those holds are lost at its end (an instant: at once): detection latency counts from there. */
       readonly detect?: boolean;
       readonly detail?: string;
     }

@@ -28,7 +28,9 @@ export interface Figures {
   readonly starved: string[];
   /** Sections entered after the last fault ended. */
   readonly afterFaults: number;
-  readonly samples: { readonly believed?: Overlap; readonly accepted?: Overlap };
+  /** The clashing pairs (over the tolerance / accepted), for the reasons. */
+  readonly overTolerance: readonly Overlap[];
+  readonly acceptedPairs: readonly Overlap[];
 }
 
 /** Holds a fault took away, and how their holders learned it. */
@@ -49,12 +51,12 @@ const allowed = (e: ErrorInfo, expect: Expectations): boolean =>
   expect.allowedErrors.includes(e.name) || (e.code !== undefined && expect.allowedErrors.includes(e.code));
 const describe = (e: ErrorInfo): string => `${e.name}${e.code ? ` (${e.code})` : ''}: ${e.message.slice(0, 140)}`;
 
-/** The holds each lock-losing fault took: sections of its scope in flight when it began. */
+/** The holds each hold-taking fault took: sections of its scope in flight when it began. */
 function detection(sections: readonly Section[], faults: readonly Fault[], boundMs: number | undefined): Detection {
   const result: Detection = { victims: 0, bySignal: 0, atRelease: 0, silent: [], late: [], latencies: [] };
   const counted = { victims: 0, bySignal: 0, atRelease: 0 };
   for (const f of faults) {
-    if (!f.losesLocks || f.scope === undefined) continue;
+    if (!f.takesHolds) continue;
     for (const s of sections) {
       if (!inScope(f.scope, s.worker, s.cs) || s.enter > f.start || s.exit < f.start) continue;
       counted.victims++;
@@ -174,22 +176,29 @@ export function figuresOf(t: Timeline, spec: ResourceSpec, expect: Expectations,
     wrong: [...wrong, ...wrongResults(t, spec.name, sections, tailMs, uncertain)],
     starved: [...tasks],
     afterFaults: sections.filter((s) => s.enter > lastFault).length,
-    samples: { ...(over[0] ? { believed: over[0] } : {}), ...(acceptedPairs[0] ? { accepted: acceptedPairs[0] } : {}) },
+    overTolerance: over,
+    acceptedPairs,
   };
 }
 
 /** Why one resource's figures fail its expectations; empty when they pass. */
 export function reasons(f: Figures, expect: Expectations, faulted: boolean): string[] {
   const why: string[] = [];
-  const sample = (o: Overlap | undefined): string => (o ? ` (e.g. ${o.a} and ${o.b}, ${o.ms.toFixed(1)} ms)` : '');
+  // Pairs across processes say more than pairs on one client: show one of those if there is one.
+  const described = (pairs: readonly Overlap[]): string => {
+    const same = pairs.filter((p) => p.sameProcess).length;
+    const o = pairs.find((p) => !p.sameProcess) ?? pairs[0];
+    const split = same === 0 ? '' : ` (${same} between tasks of one process)`;
+    return o ? `${split}, e.g. ${o.a} and ${o.b} for ${o.ms.toFixed(1)} ms` : '';
+  };
   if (f.permits !== undefined && f.overPermits > 0 && expect.believedToleranceMs !== undefined)
     why.push(`${f.overPermits} entries beyond ${f.permits} permits (up to ${f.maxConcurrent} holders)`);
   if (f.permits === undefined && f.believedOverTolerance > 0)
     why.push(
-      `${f.believedOverTolerance} believed overlaps over ${expect.believedToleranceMs} ms${sample(f.samples.believed)}`,
+      `${f.believedOverTolerance} believed overlaps over ${expect.believedToleranceMs} ms${described(f.overTolerance)}`,
     );
   if (expect.acceptedOverlaps === 'zero' && f.accepted > 0)
-    why.push(`${f.accepted} accepted overlaps${sample(f.samples.accepted)}`);
+    why.push(`${f.accepted} accepted overlaps${described(f.acceptedPairs)}`);
   if (expect.lostUpdates === 'zero' && (f.lostUpdates ?? 0) > 0) why.push(`${f.lostUpdates} lost updates`);
   if (f.errors.length > 0) why.push(`${f.errors.length} errors, e.g. ${f.errors[0]}`);
   if (f.spurious.length > 0) why.push(`${f.spurious.length} false loss signals, e.g. ${f.spurious[0]}`);

@@ -7,6 +7,8 @@ export interface Overlap {
   readonly ms: number;
   /** Both acted on the register: both writes accepted (a reader: it read to the end). */
   readonly accepted: boolean;
+  /** Both in one worker process (tasks of one client, maybe on one shared handle). */
+  readonly sameProcess: boolean;
 }
 
 export interface OverlapFigures {
@@ -41,7 +43,8 @@ export function overlaps(sections: readonly Section[], permits: number | undefin
     active = active.filter((a) => a.exit > s.enter);
     for (const a of active) {
       if (!conflict(a, s)) continue;
-      pairs.push({ a: a.cs, b: s.cs, ms: Math.min(a.exit, s.exit) - s.enter, accepted: acted(a) && acted(s) });
+      const ms = Math.min(a.exit, s.exit) - s.enter;
+      pairs.push({ a: a.cs, b: s.cs, ms, accepted: acted(a) && acted(s), sameProcess: a.worker === s.worker });
     }
     active.push(s);
     maxConcurrent = Math.max(maxConcurrent, active.length);

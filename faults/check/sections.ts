@@ -28,6 +28,7 @@ export interface Fault {
   readonly start: number;
   readonly end: number;
   readonly losesLocks: boolean;
+  readonly takesHolds: boolean;
   readonly detect: boolean;
   readonly scope: FaultScope | undefined;
 }
@@ -57,6 +58,7 @@ function pairFaults(records: readonly Extract<HistoryRecord, { ev: 'fault' }>[],
     start: r.t,
     end,
     losesLocks: r.losesLocks,
+    takesHolds: r.takesHolds ?? false,
     detect: r.detect ?? false,
     scope: r.scope,
   });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import type { WorkerConfig } from '../protocol.js';
@@ -46,6 +47,8 @@ function faultContext(
   options: RunOptions,
 ): FaultContext {
   const running = (): boolean => now() < end && !options.signal.aborted;
+  // Fault loops race many sleeps against one signal; each sleep's listener goes when it ends.
+  setMaxListeners(1_000, options.signal);
   const wait = (ms: number): Promise<void> =>
     sleep(Math.max(0, ms), undefined, { signal: options.signal }).catch(() => undefined);
   return {
@@ -93,9 +96,11 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   try {
     env = await Env.start(scenario.servers, scenario.workers, scenario.proxied);
     await prepare(scenario, env);
+    history.add({ t: now(), ev: 'note', text: 'servers ready' });
     const register = new Register(history);
     const logPath = join(options.outDir, `${scenario.name}.workers.log`);
     fleet = await Fleet.start(workerConfigs(scenario, env, options.seed), register, history, logPath);
+    history.add({ t: now(), ev: 'note', text: 'workers ready' });
     const duration = options.quick ? scenario.durationMs.quick : scenario.durationMs.full;
     const end = now() + duration;
     const rng = new Rng(options.seed).fork(hash(scenario.name));
@@ -106,9 +111,12 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     } finally {
       env.heal();
     }
+    history.add({ t: now(), ev: 'note', text: 'stopping' });
     stuck = await fleet.stop(Math.max(10_000, lease * 2));
+    history.add({ t: now(), ev: 'note', text: 'drained' });
     if (stuck.length === 0) await checkEndState(scenario.resources, env, history, lease);
     await fleet.shutdown(10_000);
+    history.add({ t: now(), ev: 'note', text: 'workers closed' });
     await checkStrayKeys(env, history);
   } catch (error) {
     harnessError = error instanceof Error ? (error.stack ?? error.message) : String(error);

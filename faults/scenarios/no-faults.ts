@@ -17,7 +17,7 @@ function noFaults(primitive: Primitive, quick: boolean, title: string): Scenario
     workers: 4,
     client: { watchdogTimeout: 1_000 },
     resources: [resource(primitive)],
-    durationMs: { quick: 2_500, full: 12_000 },
+    durationMs: { quick: 2_000, full: 12_000 },
     expect: STRICT,
   };
 }

@@ -1,0 +1,96 @@
+import { now } from '../rng.js';
+import type { OpenSection } from '../runner/register.js';
+import type { Server } from '../runner/env.js';
+import type { FaultContext } from './types.js';
+
+/** The lock hash of a Lock / FairLock / FencedLock named `name` (SPEC keys: `<prefix>{<name>}:lock`). */
+export const lockKey = (name: string): string => `latchkey:{${name}}:lock`;
+
+/** A section in flight on `res` that entered at most `maxAgeMs` ago (so it has most of its hold left). */
+export function freshHolder(
+  ctx: FaultContext,
+  res: string,
+  maxAgeMs = Number.POSITIVE_INFINITY,
+): OpenSection | undefined {
+  const fresh = ctx.register.open(res).filter((s) => now() - s.enteredAt <= maxAgeMs);
+  return ctx.rng.pick(fresh);
+}
+
+/** SIGSTOPs a worker process for `ms`; its holds may be lost meanwhile (the lease runs out). */
+export async function freezeWorker(ctx: FaultContext, worker: number, ms: number): Promise<void> {
+  const target = ctx.fleet.workers[worker];
+  if (!target) return;
+  const scope = { worker };
+  ctx.fault({
+    kind: 'holder-stopped',
+    phase: 'start',
+    losesLocks: true,
+    takesHolds: true,
+    detect: true,
+    scope,
+    detail: `SIGSTOP ${ms} ms`,
+  });
+  ctx.fleet.freeze(target);
+  try {
+    await ctx.sleep(ms);
+  } finally {
+    ctx.fleet.thaw(target);
+    ctx.fault({ kind: 'holder-stopped', phase: 'end', losesLocks: true, scope });
+  }
+}
+
+/**
+ * SIGSTOPs redis-server(s) for `ms`: commands and replies wait, the servers' clocks do not.
+ * `effect`: whether holds may be lost, or surely are (the stop outlasts every lease).
+ */
+export async function freezeServers(
+  ctx: FaultContext,
+  servers: readonly Server[],
+  ms: number,
+  effect: 'none' | 'may' | 'takes',
+): Promise<void> {
+  const detail = `SIGSTOP server ${servers.map((s) => s.index).join(',')} for ${ms} ms`;
+  const losesLocks = effect !== 'none';
+  ctx.fault({ kind: 'redis-stopped', phase: 'start', losesLocks, takesHolds: effect === 'takes', detail });
+  for (const server of servers) server.process.freeze();
+  try {
+    await ctx.sleep(ms);
+  } finally {
+    for (const server of servers) server.process.resume();
+    ctx.fault({ kind: 'redis-stopped', phase: 'end', losesLocks });
+  }
+}
+
+/**
+ * Stalls every connection of one worker, both ways, for `ms` (a partition; no byte is lost).
+ * `takesHolds`: it outlasts the lease, so the worker's holds in flight are surely lost.
+ */
+export async function partition(
+  ctx: FaultContext,
+  kind: string,
+  worker: number,
+  ms: number,
+  takesHolds: boolean,
+): Promise<void> {
+  const proxies = ctx.env.proxies[worker] ?? [];
+  const scope = { worker };
+  ctx.fault({ kind, phase: 'start', losesLocks: true, takesHolds, scope, detail: `all connections stalled ${ms} ms` });
+  for (const proxy of proxies) proxy.stall('both');
+  try {
+    await ctx.sleep(ms);
+  } finally {
+    for (const proxy of proxies) proxy.resume('both');
+    ctx.fault({ kind, phase: 'end', losesLocks: true, scope });
+  }
+}
+
+/** Repeats `round` while the scenario has at least `cycleMs` left, after a warm-up. */
+export async function repeat(
+  ctx: FaultContext,
+  warmupMs: number,
+  cycleMs: number,
+  round: () => Promise<void>,
+): Promise<void> {
+  await ctx.sleep(warmupMs);
+  while (ctx.running() && ctx.remaining() > cycleMs) await round();
+}
