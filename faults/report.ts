@@ -15,6 +15,7 @@ const HEADERS = [
   'lost holds sig/rel/silent',
   'detect p50/p99/max ms',
   'wrong',
+  'max wait ms',
   'verdict',
 ];
 
@@ -37,6 +38,7 @@ function cells(v: Verdict, f: Figures, first: boolean, wallMs: number | undefine
     d.victims === 0 ? '-' : `${d.bySignal}/${d.atRelease}/${d.silent.length}`,
     lat.length === 0 ? '-' : `${ms(percentile(lat, 50))}/${ms(percentile(lat, 99))}/${ms(Math.max(...lat))}`,
     String(f.wrong.length),
+    f.maxWaitMs.toFixed(0),
     first ? `${verdict}${wallMs === undefined ? '' : ` ${(wallMs / 1000).toFixed(1)}s`}` : '',
   ];
 }
@@ -71,4 +73,6 @@ increments missing from the read-sleep-write counter. loss sig (false): lease si
 and how many fired with no fault able to take the lock or while Redis still listed the owner. lost
 holds: holds a fault took away, learned by the lease signal / by a rejected release / never.
 detect: from the moment the lock was lost (key deleted, holder resumed) to the lease signal.
-wrong: results the operations rule out (hold counts, permits, locks left held, refused releases).`.trim();
+wrong: results the operations rule out (hold counts, permits, locks left held, refused releases).
+max wait: the longest a task waited for its primitive (a wait still open when the run stopped
+counts until then).`.trim();

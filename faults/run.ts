@@ -11,12 +11,14 @@ import { parseArgs } from 'node:util';
 import { analyze, type Verdict } from './check/analyze.js';
 import { LEGEND, renderTable } from './report.js';
 import { cleanupAll, cleanupOnSignals } from './runner/cleanup.js';
+import { Fleet } from './runner/fleet.js';
 import { readHistory } from './runner/history.js';
 import { runScenario } from './runner/scenario.js';
 import { scenarios } from './scenarios/index.js';
 import type { Scenario } from './scenarios/types.js';
 
-const USAGE = `usage: npm run faults -- [--quick] [--scenario name[,name...]] [--seed n] [--out dir]
+const USAGE = `usage: npm run faults -- [--quick] [--scenario name[,name...]] [--seed n] [--out dir] [--own-handles]
+       --own-handles: no task shares a handle (a diagnosis aid: sets apart SPEC 2's shared-handle rule)
        npm run faults -- --check <history.jsonl>     judge a stored history again
        npm run faults -- --list                      list the scenarios`;
 
@@ -50,9 +52,10 @@ async function runAll(selected: readonly Scenario[], quick: boolean, seed: numbe
     `latchkey fault-injection suite: ${selected.length} scenarios, ${quick ? 'quick' : 'full'}, seed ${seed}`,
   );
   console.log(`histories: ${outDir}`);
+  const fleet = new Fleet();
   for (const scenario of selected) {
     if (stop.signal.aborted) break;
-    const run = await runScenario(scenario, { quick, seed, outDir, signal: stop.signal });
+    const run = await runScenario(scenario, { quick, seed, outDir, signal: stop.signal }, fleet);
     const verdict = analyze(run.history.records, run);
     rows.push({ verdict, wallMs: run.wallMs, historyPath: run.history.path });
     const mark = verdict.control ? (verdict.pass ? 'control ok' : 'CONTROL FAIL') : verdict.pass ? 'pass' : 'FAIL';
@@ -60,6 +63,7 @@ async function runAll(selected: readonly Scenario[], quick: boolean, seed: numbe
       `  ${mark.padEnd(12)} ${scenario.name.padEnd(24)} ${(run.wallMs / 1000).toFixed(1)}s  ${verdict.reasons[0] ?? ''}`,
     );
   }
+  await fleet.kill();
   const wall = (Date.now() - started) / 1000;
   console.log(`\n${renderTable(rows)}\n\n${LEGEND}\n`);
   const passed = rows.filter((r) => r.verdict.pass).length;
@@ -83,6 +87,7 @@ async function main(): Promise<number> {
       out: { type: 'string' },
       check: { type: 'string' },
       list: { type: 'boolean', default: false },
+      'own-handles': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -96,7 +101,10 @@ async function main(): Promise<number> {
   if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${values.seed}`);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const outDir = resolve(values.out ?? join('.tmp', 'faults', stamp));
-  return runAll(select(values.scenario, values.quick), values.quick, seed, outDir);
+  let selected = select(values.scenario, values.quick);
+  if (values['own-handles'])
+    selected = selected.map((s) => ({ ...s, resources: s.resources.map((r) => ({ ...r, shared: 0 })) }));
+  return runAll(selected, values.quick, seed, outDir);
 }
 
 cleanupOnSignals();

@@ -28,6 +28,8 @@ export interface Figures {
   readonly starved: string[];
   /** Sections entered after the last fault ended. */
   readonly afterFaults: number;
+  /** The longest a task waited for its primitive (ms; a wait still open at the end counts to then). */
+  readonly maxWaitMs: number;
   /** The clashing pairs (over the tolerance / accepted), for the reasons. */
   readonly overTolerance: readonly Overlap[];
   readonly acceptedPairs: readonly Overlap[];
@@ -131,6 +133,21 @@ function wrongResults(
   return wrong;
 }
 
+/** The longest wait: from a task's `want` to its `wait-end`. */
+function longestWait(t: Timeline, res: string): number {
+  const since = new Map<string, number>();
+  let longest = 0;
+  for (const e of t.events) {
+    if (!('res' in e) || e.res !== res || !('task' in e)) continue;
+    if (e.kind === 'want') since.set(e.task, e.t);
+    if (e.kind !== 'wait-end') continue;
+    longest = Math.max(longest, e.t - (since.get(e.task) ?? e.t));
+    since.delete(e.task);
+  }
+  for (const start of since.values()) longest = Math.max(longest, t.runEnd - start);
+  return longest;
+}
+
 /** Measures one resource against the scenario's expectations. */
 export function figuresOf(t: Timeline, spec: ResourceSpec, expect: Expectations, leaseMs: number): Figures {
   const sections = t.sections.filter((s) => s.res === spec.name);
@@ -176,6 +193,7 @@ export function figuresOf(t: Timeline, spec: ResourceSpec, expect: Expectations,
     wrong: [...wrong, ...wrongResults(t, spec.name, sections, tailMs, uncertain)],
     starved: [...tasks],
     afterFaults: sections.filter((s) => s.enter > lastFault).length,
+    maxWaitMs: longestWait(t, spec.name),
     overTolerance: over,
     acceptedPairs,
   };

@@ -6,7 +6,7 @@ import { now, Rng } from '../rng.js';
 import type { FaultContext, Scenario } from '../scenarios/types.js';
 import { checkEndState, checkStrayKeys } from './end-state.js';
 import { Env } from './env.js';
-import { Fleet } from './fleet.js';
+import type { Fleet } from './fleet.js';
 import { History } from './history.js';
 import { Register } from './register.js';
 
@@ -84,13 +84,13 @@ async function prepare(scenario: Scenario, env: Env): Promise<void> {
  * scenario's duration, then stop, end-state checks, shutdown and the stray-key check. Everything
  * it started is stopped before it returns, whatever happened.
  */
-export async function runScenario(scenario: Scenario, options: RunOptions): Promise<ScenarioRun> {
+export async function runScenario(scenario: Scenario, options: RunOptions, fleet: Fleet): Promise<ScenarioRun> {
   const started = now();
   const history = new History(join(options.outDir, `${scenario.name}.jsonl`));
   const lease = leaseOf(scenario);
   history.add({ t: started, ev: 'scenario', name: scenario.name, seed: options.seed, spec: specOf(scenario, options) });
   let env: Env | undefined;
-  let fleet: Fleet | undefined;
+  let begun = false;
   let stuck: number[] = [];
   let harnessError: string | undefined;
   try {
@@ -99,7 +99,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     history.add({ t: now(), ev: 'note', text: 'servers ready' });
     const register = new Register(history);
     const logPath = join(options.outDir, `${scenario.name}.workers.log`);
-    fleet = await Fleet.start(workerConfigs(scenario, env, options.seed), register, history, logPath);
+    begun = true;
+    await fleet.begin(workerConfigs(scenario, env, options.seed), register, history, logPath);
     history.add({ t: now(), ev: 'note', text: 'workers ready' });
     const duration = options.quick ? scenario.durationMs.quick : scenario.durationMs.full;
     const end = now() + duration;
@@ -115,14 +116,16 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     stuck = await fleet.stop(Math.max(10_000, lease * 2));
     history.add({ t: now(), ev: 'note', text: 'drained' });
     if (stuck.length === 0) await checkEndState(scenario.resources, env, history, lease);
-    await fleet.shutdown(10_000);
+    await fleet.end((scenario.client.commandTimeout ?? 10_000) + 5_000);
+    begun = false;
     history.add({ t: now(), ev: 'note', text: 'workers closed' });
     await checkStrayKeys(env, history);
   } catch (error) {
     harnessError = error instanceof Error ? (error.stack ?? error.message) : String(error);
     history.add({ t: now(), ev: 'note', text: `harness error: ${harnessError}` });
   } finally {
-    await fleet?.kill();
+    // After a failure the workers may be mid-scenario: end their session (replacing any that hang).
+    if (begun) await fleet.end(5_000);
     await env?.stop();
     await history.close();
   }

@@ -84,13 +84,17 @@ export async function partition(
   }
 }
 
-/** Repeats `round` while the scenario has at least `cycleMs` left, after a warm-up. */
+/**
+ * After a warm-up, repeats `round` (which takes about `roundMs`) while that still leaves
+ * `recoveryMs` of the scenario: time for the primitive to show it recovered after the last fault.
+ */
 export async function repeat(
   ctx: FaultContext,
   warmupMs: number,
-  cycleMs: number,
+  roundMs: number,
   round: () => Promise<void>,
+  recoveryMs = 1_500,
 ): Promise<void> {
   await ctx.sleep(warmupMs);
-  while (ctx.running() && ctx.remaining() > cycleMs) await round();
+  while (ctx.running() && ctx.remaining() > roundMs + recoveryMs) await round();
 }

@@ -40,7 +40,7 @@ function keyLost(primitive: Primitive, how: 'deleted' | 'expired', quick: boolea
       recovers: true,
     },
     faults: (ctx) =>
-      repeat(ctx, 200, 2_000, async () => {
+      repeat(ctx, 200, 1_500, async () => {
         const victim = await ctx.until(() => freshHolder(ctx, primitive, 150), 3_000);
         if (!victim) return;
         const admin = ctx.env.servers[0]?.admin;

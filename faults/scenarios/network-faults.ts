@@ -23,7 +23,7 @@ const waiterPartitioned: Scenario = {
   durationMs: { quick: 5_500, full: 16_000 },
   expect: { ...STRICT, lossSignals: 'exposed', recovers: true },
   faults: (ctx) =>
-    repeat(ctx, 300, 2_500, async () => {
+    repeat(ctx, 300, 2_400, async () => {
       // A process with tasks queued and none holding: a pure waiter.
       const pick = (): number | undefined => {
         const busy = new Set(ctx.register.open().map((s) => s.worker));

@@ -4,6 +4,8 @@ import { freezeServers, freezeWorker, freshHolder, repeat } from './inject.js';
 import { STRICT, type Scenario } from './types.js';
 
 const LEASE = 1_000;
+/** Time left after the last stop for the primitive to show it recovered (waiters, queue places). */
+const RECOVERY = 2_500;
 
 /**
  * A holder's process SIGSTOPped for 2.5 leases (a GC pause, a VM freeze): its lock expires and
@@ -20,9 +22,11 @@ function holderStopped(primitive: Primitive, quick: boolean): Scenario {
     servers: 1,
     proxied: false,
     workers: 4,
-    client: { watchdogTimeout: LEASE },
+    // The frozen process's waiters keep their places in the queue until fairWaiterTimeout: 2 s
+    // bounds how long they can hold the lock up (SPEC 3, a vanished waiter is skipped).
+    client: { watchdogTimeout: LEASE, fairWaiterTimeout: 2_000 },
     resources: [resource(primitive, { styles: fenced ? ['acquire', 'token'] : SIGNALLED, holdMs: [5, 40] })],
-    durationMs: { quick: 4_500, full: 14_000 },
+    durationMs: { quick: 6_000, full: 16_000 },
     expect: {
       ...STRICT,
       believedToleranceMs: undefined,
@@ -33,11 +37,17 @@ function holderStopped(primitive: Primitive, quick: boolean): Scenario {
       recovers: true,
     },
     faults: (ctx) =>
-      repeat(ctx, 500, 2.5 * LEASE + 800, async () => {
-        const victim = await ctx.until(() => freshHolder(ctx, primitive), 2_000);
-        if (victim) await freezeWorker(ctx, victim.worker, 2.5 * LEASE);
-        await ctx.sleep(800);
-      }),
+      repeat(
+        ctx,
+        500,
+        2.5 * LEASE + 800,
+        async () => {
+          const victim = await ctx.until(() => freshHolder(ctx, primitive), 2_000);
+          if (victim) await freezeWorker(ctx, victim.worker, 2.5 * LEASE);
+          await ctx.sleep(800);
+        },
+        RECOVERY,
+      ),
   };
 }
 
@@ -81,13 +91,19 @@ function redisStoppedLong(primitive: Primitive, quick: boolean): Scenario {
     client: { watchdogTimeout: LEASE },
     // Sections long enough that a stop finds holders inside theirs.
     resources: [resource(primitive, { styles: SIGNALLED, holdMs: [5, 60] })],
-    durationMs: { quick: 4_500, full: 14_000 },
+    durationMs: { quick: 5_500, full: 15_000 },
     expect: { ...STRICT, lossSignals: 'exposed', recovers: true },
     faults: (ctx) =>
-      repeat(ctx, 500, 2.5 * LEASE + 1_000, async () => {
-        await freezeServers(ctx, ctx.env.live, 2.5 * LEASE, 'takes');
-        await ctx.sleep(1_000);
-      }),
+      repeat(
+        ctx,
+        500,
+        2.5 * LEASE + 1_000,
+        async () => {
+          await freezeServers(ctx, ctx.env.live, 2.5 * LEASE, 'takes');
+          await ctx.sleep(1_000);
+        },
+        RECOVERY,
+      ),
   };
 }
 

@@ -17,7 +17,7 @@ const SCRIPT_CALL = /\$(4|7)\r\neval(sha)?\r\n/i;
  * right (SPEC 3, "Retries are harmless").
  */
 async function dropReplies(ctx: FaultContext): Promise<void> {
-  await repeat(ctx, 200, 300, async () => {
+  await repeat(ctx, 200, 200, async () => {
     const worker = ctx.rng.int(0, ctx.fleet.workers.length - 1);
     const proxy = ctx.env.proxy(worker);
     const dropped = proxy.dropNextReply((chunk) => SCRIPT_CALL.test(chunk.toString('latin1')));
@@ -39,7 +39,7 @@ async function killClients(ctx: FaultContext): Promise<void> {
   const { admin, process } = server;
   const kill = (type: string): Promise<unknown> => admin.call('client', 'kill', 'type', type);
   let round = 0;
-  await repeat(ctx, 200, 400, async () => {
+  await repeat(ctx, 200, 300, async () => {
     const how = (['sigstop', 'pause', 'pubsub'] as const)[round++ % 3] ?? 'sigstop';
     ctx.fault({ kind: `client-kill-${how}`, phase: 'instant', losesLocks: false });
     if (how === 'sigstop') {
@@ -74,7 +74,7 @@ function replyLoss(
     workers: 4,
     client: { watchdogTimeout: 1_500 },
     resources: [resource('lock', { tasks: 4, styles: REENTRANT }), resource('semaphore')],
-    durationMs: { quick: 3_500, full: 14_000 },
+    durationMs: { quick: 4_000, full: 14_000 },
     expect: { ...STRICT, recovers: true },
     faults,
   };
