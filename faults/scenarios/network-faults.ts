@@ -40,7 +40,9 @@ const waiterPartitioned: Scenario = {
  * A holder partitioned for 2.5 leases in the middle of a long section: its renewals cannot reach
  * Redis, the lock expires and a waiter takes it. The holder's lease signal must abort at the end
  * of the validity it can prove, which is just before Redis expires the key, so it stops before
- * its successor enters. Timer lag allowed: overlaps up to 25 ms are not counted.
+ * its successor enters. Both events are timers in different processes: overlaps up to 100 ms
+ * (timer lag on a loaded machine) are not counted, nor what the holder wrote in that window
+ * (only fencing can keep that out: see holder-stopped).
  */
 const holderPartitioned: Scenario = {
   name: 'holder-partitioned',
@@ -52,7 +54,14 @@ const holderPartitioned: Scenario = {
   client: { watchdogTimeout: LEASE },
   resources: [resource('lock', { styles: SIGNALLED, holdMs: [300, 700] })],
   durationMs: { quick: 5_000, full: 16_000 },
-  expect: { ...STRICT, believedToleranceMs: 25, lossSignals: 'exposed', recovers: true },
+  expect: {
+    ...STRICT,
+    believedToleranceMs: 100,
+    acceptedOverlaps: 'info',
+    lostUpdates: 'info',
+    lossSignals: 'exposed',
+    recovers: true,
+  },
   faults: (ctx) =>
     repeat(ctx, 300, 2.5 * LEASE + 1_000, async () => {
       const victim = await ctx.until(() => freshHolder(ctx, 'lock', 100), 2_000);

@@ -22,6 +22,29 @@ function noFaults(primitive: Primitive, quick: boolean, title: string): Scenario
   };
 }
 
+/**
+ * Every section ends about when the watchdog renews it (lease 600 ms, renewed at ~200 ms; sections
+ * 170-230 ms): each release races a renewal. A release must never look like a loss (issue 17, #6).
+ */
+const renewRelease: Scenario = {
+  name: 'renew-release',
+  title: 'Lock: every release races a watchdog renewal (lease 600 ms, sections 170-230 ms), no faults',
+  quick: true,
+  servers: 1,
+  proxied: false,
+  workers: 4,
+  client: { watchdogTimeout: 600 },
+  // Four locks at once: four times the races per second.
+  resources: [1, 2, 3, 4].map((n) =>
+    resource('lock', {
+      name: `renew-${n}`,
+      ...{ tasks: 2, shared: 1, styles: ['withLock', 'acquire'], holdMs: [170, 230], thinkMs: [0, 5] },
+    }),
+  ),
+  durationMs: { quick: 3_000, full: 12_000 },
+  expect: { ...STRICT, everyTaskEnters: false },
+};
+
 export const noFaultScenarios: readonly Scenario[] = [
   noFaults('lock', true, 'Lock'),
   noFaults('fair-lock', true, 'FairLock'),
@@ -32,6 +55,7 @@ export const noFaultScenarios: readonly Scenario[] = [
     ...noFaults('read-write-lock', true, 'ReadWriteLock (1 reader, 3 writers per worker)'),
     expect: { ...STRICT, everyTaskEnters: false },
   },
+  renewRelease,
   noFaults('spin-lock', false, 'SpinLock'),
   {
     ...noFaults('red-lock', false, 'RedLock over 5 servers'),
