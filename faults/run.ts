@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { analyze, type Verdict } from './check/analyze.js';
+import { around } from './inspect.js';
 import { LEGEND, renderTable } from './report.js';
 import { cleanupAll, cleanupOnSignals } from './runner/cleanup.js';
 import { Fleet } from './runner/fleet.js';
@@ -19,7 +20,9 @@ import type { Scenario } from './scenarios/types.js';
 
 const USAGE = `usage: npm run faults -- [--quick] [--scenario name[,name...]] [--seed n] [--out dir] [--own-handles]
        --own-handles: no task shares a handle (a diagnosis aid: sets apart SPEC 2's shared-handle rule)
-       npm run faults -- --check <history.jsonl>     judge a stored history again
+       npm run faults -- --check <history.jsonl> [--around <section>]
+                                                     judge a stored history again (and show one
+                                                     section's neighbourhood, e.g. w0.lock.1.30)
        npm run faults -- --list                      list the scenarios`;
 
 interface Row {
@@ -36,9 +39,11 @@ function select(names: string | undefined, quick: boolean): Scenario[] {
   return scenarios.filter((s) => wanted.includes(s.name));
 }
 
-async function check(path: string): Promise<number> {
-  const verdict = analyze(await readHistory(path));
+async function check(path: string, section: string | undefined): Promise<number> {
+  const records = await readHistory(path);
+  const verdict = analyze(records);
   console.log(renderTable([{ verdict, historyPath: path }]));
+  if (section !== undefined) console.log(`\n${around(records, section)}`);
   return verdict.pass ? 0 : 1;
 }
 
@@ -86,6 +91,7 @@ async function main(): Promise<number> {
       seed: { type: 'string' },
       out: { type: 'string' },
       check: { type: 'string' },
+      around: { type: 'string' },
       list: { type: 'boolean', default: false },
       'own-handles': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -96,7 +102,7 @@ async function main(): Promise<number> {
     for (const s of scenarios) console.log(`${s.name.padEnd(24)} ${s.quick ? 'quick' : '     '}  ${s.title}`);
     return 0;
   }
-  if (values.check !== undefined) return check(values.check);
+  if (values.check !== undefined) return check(values.check, values.around);
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
   if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${values.seed}`);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
