@@ -153,6 +153,31 @@ function longestWait(t: Timeline, res: string): number {
   return longest;
 }
 
+/** Loss signals no fault explains, and losses announced while Redis still listed the owner. */
+function falseAlarms(
+  t: Timeline,
+  res: string,
+  lost: readonly Section[],
+  expect: Expectations,
+  tailMs: number,
+): string[] {
+  const alarms = lost
+    .filter((s) => expect.lossSignals === 'none' || !exposed(s, t.faults, tailMs))
+    .map((s) => `${s.cs}: lease signal aborted with no fault that could take the lock`);
+  for (const e of t.events) {
+    if (e.kind === 'still-held' && e.key.includes(`{${res}}`))
+      alarms.push(`loss announced while Redis still lists ${e.owner} on ${e.key}`);
+  }
+  return alarms;
+}
+
+/** Tasks that asked and never got into a section. */
+function starved(t: Timeline, res: string, sections: readonly Section[]): string[] {
+  const tasks = new Set(t.events.flatMap((e) => (e.kind === 'want' && e.res === res ? [e.task] : [])));
+  for (const s of sections) tasks.delete(s.task);
+  return [...tasks];
+}
+
 /** Measures one resource against the scenario's expectations. */
 export function figuresOf(t: Timeline, spec: ResourceSpec, expect: Expectations, leaseMs: number): Figures {
   const sections = t.sections.filter((s) => s.res === spec.name);
@@ -167,15 +192,6 @@ export function figuresOf(t: Timeline, spec: ResourceSpec, expect: Expectations,
   const { errors, wrong, allowedCount } = errorsOf(t, spec.name, sections, expect, tailMs);
   const uncertain = allowedCount > 0 || errors.length > 0 || sections.some((s) => s.release?.error !== undefined);
   const lost = sections.filter((s) => s.lostAt !== undefined);
-  const spurious = lost
-    .filter((s) => expect.lossSignals === 'none' || !exposed(s, t.faults, tailMs))
-    .map((s) => `${s.cs}: lease signal aborted with no fault that could take the lock`);
-  for (const e of t.events)
-    if (e.kind === 'still-held') spurious.push(`loss announced while Redis still lists ${e.owner} on ${e.key}`);
-  const tasks = new Set(
-    t.events.filter((e) => e.kind === 'want' && e.res === spec.name).map((e) => ('task' in e ? e.task : '')),
-  );
-  for (const s of sections) tasks.delete(s.task);
   const lastFault = t.faults.reduce((max, f) => Math.max(max, f.end), Number.NEGATIVE_INFINITY);
   return {
     res: spec.name,
@@ -193,10 +209,10 @@ export function figuresOf(t: Timeline, spec: ResourceSpec, expect: Expectations,
     errors,
     allowedErrors: allowedCount,
     lossSignals: lost.length,
-    spurious,
+    spurious: falseAlarms(t, spec.name, lost, expect, tailMs),
     detection: detection(sections, t.faults, expect.detectWithinMs),
     wrong: [...wrong, ...wrongResults(t, spec.name, sections, tailMs, uncertain)],
-    starved: [...tasks],
+    starved: starved(t, spec.name, sections),
     afterFaults: sections.filter((s) => s.enter > lastFault).length,
     maxWaitMs: longestWait(t, spec.name),
     overTolerance: over,

@@ -87,58 +87,58 @@ function fold(section: Section | undefined, event: WorkerEvent & { t?: number },
   return false;
 }
 
+type Enter = Extract<HistoryRecord, { ev: 'enter' }>;
+type Exit = Extract<HistoryRecord, { ev: 'exit' }>;
+
+function opened(r: Enter, runEnd: number): Section {
+  return {
+    ...{ cs: r.cs, res: r.res, task: r.task, worker: r.w, mode: r.mode, enter: r.t },
+    ...{ token: r.token === undefined ? undefined : BigInt(r.token), readAccepted: r.accepted, readValue: r.value },
+    // Until its exit shows up: open to the end of the run.
+    ...{ exit: runEnd, exited: false, exitValue: undefined, wrote: false, abandon: undefined },
+    ...{ lostAt: undefined, release: undefined },
+  };
+}
+
+function closed(section: Section, r: Exit): void {
+  Object.assign(section, { exit: r.t, exited: true, exitValue: r.value, abandon: r.abandon });
+  if (r.write !== undefined) section.wrote = r.accepted;
+}
+
 /** Rebuilds sections, faults and the other records from a history, in one pass. */
 export function timeline(records: readonly HistoryRecord[]): Timeline {
   const runEnd = records.reduce((max, r) => Math.max(max, r.t), 0);
   const byCs = new Map<string, Section>();
-  const sections: Section[] = [];
-  const events: EventRecord[] = [];
-  const faultRecords: Extract<HistoryRecord, { ev: 'fault' }>[] = [];
-  const result = { endStates: [], strayKeys: [], notes: [] } as Pick<Timeline, 'endStates' | 'strayKeys' | 'notes'>;
-  const finalValue = new Map<string, number>();
+  const t: Timeline = {
+    sections: [],
+    faults: [],
+    events: [],
+    endStates: [],
+    strayKeys: [],
+    notes: [],
+    finalValue: new Map(),
+    runEnd,
+  };
+  const faults: Extract<HistoryRecord, { ev: 'fault' }>[] = [];
   for (const r of records) {
-    switch (r.ev) {
-      case 'enter': {
-        const token = r.token === undefined ? undefined : BigInt(r.token);
-        const section: Section = {
-          ...{ cs: r.cs, res: r.res, task: r.task, worker: r.w, mode: r.mode, token, enter: r.t },
-          ...{ exit: runEnd, exited: false, readAccepted: r.accepted, readValue: r.value, exitValue: undefined },
-          ...{ wrote: false, abandon: undefined, lostAt: undefined, release: undefined },
-        };
-        byCs.set(r.cs, section);
-        sections.push(section);
-        finalValue.set(r.res, r.value);
-        break;
-      }
-      case 'exit': {
-        const section = byCs.get(r.cs);
-        if (section) Object.assign(section, { exit: r.t, exited: true, exitValue: r.value, abandon: r.abandon });
-        if (section && r.write !== undefined) section.wrote = r.accepted;
-        finalValue.set(r.res, r.value);
-        break;
-      }
-      case 'event': {
-        const cs = 'cs' in r ? r.cs : undefined;
-        if (!fold(cs === undefined ? undefined : byCs.get(cs), r, r.t)) events.push(r);
-        break;
-      }
-      case 'fault':
-        faultRecords.push(r);
-        break;
-      case 'end-state':
-        result.endStates.push(r);
-        break;
-      case 'stray-key':
-        result.strayKeys.push(r);
-        break;
-      case 'note':
-        result.notes.push(r.text);
-        break;
-      case 'scenario':
-        break;
-    }
+    if (r.ev === 'enter') {
+      const section = opened(r, runEnd);
+      byCs.set(r.cs, section);
+      t.sections.push(section);
+    } else if (r.ev === 'exit') {
+      const section = byCs.get(r.cs);
+      if (section) closed(section, r);
+    } else if (r.ev === 'event') {
+      const section = 'cs' in r && r.cs !== undefined ? byCs.get(r.cs) : undefined;
+      if (!fold(section, r, r.t)) t.events.push(r);
+    } else if (r.ev === 'fault') faults.push(r);
+    else if (r.ev === 'end-state') t.endStates.push(r);
+    else if (r.ev === 'stray-key') t.strayKeys.push(r);
+    else if (r.ev === 'note') t.notes.push(r.text);
+    // The register's value after its last call on each resource.
+    if (r.ev === 'enter' || r.ev === 'exit') t.finalValue.set(r.res, r.value);
   }
-  return { sections, faults: pairFaults(faultRecords, runEnd), events, ...result, finalValue, runEnd };
+  return { ...t, faults: pairFaults(faults, runEnd) };
 }
 
 /** Whether a fault could have taken this section's hold: in its scope, and in its window (plus `tailMs`). */

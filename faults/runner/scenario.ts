@@ -79,6 +79,57 @@ async function prepare(scenario: Scenario, env: Env): Promise<void> {
   }
 }
 
+/** Where a scenario's run stands, for the cleanup after a failure. */
+interface RunState {
+  /** The workers have a session of this scenario that was not ended yet. */
+  begun: boolean;
+  stuck: number[];
+}
+
+/** Workers for the scenario's duration with its faults, then stop, end-state checks, shutdown. */
+async function runWorkers(
+  scenario: Scenario,
+  options: RunOptions,
+  fleet: Fleet,
+  env: Env,
+  history: History,
+  state: RunState,
+): Promise<void> {
+  const note = (text: string): void => history.add({ t: now(), ev: 'note', text });
+  const lease = leaseOf(scenario);
+  const register = new Register(history);
+  state.begun = true;
+  await fleet.begin(
+    workerConfigs(scenario, env, options.seed),
+    register,
+    history,
+    join(options.outDir, `${scenario.name}.workers.log`),
+  );
+  note('workers ready');
+  const duration = options.quick ? scenario.durationMs.quick : scenario.durationMs.full;
+  const rng = new Rng(options.seed).fork(hash(scenario.name));
+  const ctx = faultContext(
+    { env, fleet, register, rng, lease, quick: options.quick },
+    history,
+    now() + duration,
+    options,
+  );
+  fleet.start();
+  try {
+    await Promise.all([ctx.sleep(duration), scenario.faults?.(ctx)]);
+  } finally {
+    env.heal();
+  }
+  note('stopping');
+  state.stuck = await fleet.stop(Math.max(10_000, lease * 2));
+  note('drained');
+  if (state.stuck.length === 0) await checkEndState(scenario.resources, env, history, lease);
+  await fleet.end((scenario.client.commandTimeout ?? 10_000) + 5_000);
+  state.begun = false;
+  note('workers closed');
+  await checkStrayKeys(env, history);
+}
+
 /**
  * Runs one scenario end to end: servers (and proxies), workers, the fault schedule for the
  * scenario's duration, then stop, end-state checks, shutdown and the stray-key check. Everything
@@ -87,49 +138,25 @@ async function prepare(scenario: Scenario, env: Env): Promise<void> {
 export async function runScenario(scenario: Scenario, options: RunOptions, fleet: Fleet): Promise<ScenarioRun> {
   const started = now();
   const history = new History(join(options.outDir, `${scenario.name}.jsonl`));
-  const lease = leaseOf(scenario);
   history.add({ t: started, ev: 'scenario', name: scenario.name, seed: options.seed, spec: specOf(scenario, options) });
+  const state: RunState = { begun: false, stuck: [] };
   let env: Env | undefined;
-  let begun = false;
-  let stuck: number[] = [];
   let harnessError: string | undefined;
   try {
     env = await Env.start(scenario.servers, scenario.workers, scenario.proxied);
     await prepare(scenario, env);
     history.add({ t: now(), ev: 'note', text: 'servers ready' });
-    const register = new Register(history);
-    const logPath = join(options.outDir, `${scenario.name}.workers.log`);
-    begun = true;
-    await fleet.begin(workerConfigs(scenario, env, options.seed), register, history, logPath);
-    history.add({ t: now(), ev: 'note', text: 'workers ready' });
-    const duration = options.quick ? scenario.durationMs.quick : scenario.durationMs.full;
-    const end = now() + duration;
-    const rng = new Rng(options.seed).fork(hash(scenario.name));
-    const ctx = faultContext({ env, fleet, register, rng, lease, quick: options.quick }, history, end, options);
-    fleet.start();
-    try {
-      await Promise.all([ctx.sleep(duration), scenario.faults?.(ctx)]);
-    } finally {
-      env.heal();
-    }
-    history.add({ t: now(), ev: 'note', text: 'stopping' });
-    stuck = await fleet.stop(Math.max(10_000, lease * 2));
-    history.add({ t: now(), ev: 'note', text: 'drained' });
-    if (stuck.length === 0) await checkEndState(scenario.resources, env, history, lease);
-    await fleet.end((scenario.client.commandTimeout ?? 10_000) + 5_000);
-    begun = false;
-    history.add({ t: now(), ev: 'note', text: 'workers closed' });
-    await checkStrayKeys(env, history);
+    await runWorkers(scenario, options, fleet, env, history, state);
   } catch (error) {
     harnessError = error instanceof Error ? (error.stack ?? error.message) : String(error);
     history.add({ t: now(), ev: 'note', text: `harness error: ${harnessError}` });
   } finally {
     // After a failure the workers may be mid-scenario: end their session (replacing any that hang).
-    if (begun) await fleet.end(5_000);
+    if (state.begun) await fleet.end(5_000);
     await env?.stop();
     await history.close();
   }
-  return { history, wallMs: now() - started, stuck, harnessError };
+  return { history, wallMs: now() - started, stuck: state.stuck, harnessError };
 }
 
 /** What the checker needs to judge a history again later (`--check`). */
