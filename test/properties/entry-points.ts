@@ -1,6 +1,7 @@
-import type fc from 'fast-check';
+import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { LockClient, type Lock } from '../../src/index.js';
+import { toRx } from '../../src/rx.js';
 import { badCount, badDuration, badFunction, badName, badOptions, badSignal } from './arbitraries.js';
 
 /** One argument of one public entry point, called with a bad value in that argument only. */
@@ -86,6 +87,20 @@ function clientEntries(redis: Redis): EntryPoint[] {
     option('commandTimeout', badDuration(false)),
     option('maxLeaseTime', badDuration(false)),
     {
+      name: 'new LockClient(redis)',
+      argument: 'redis',
+      bad: badFunction,
+      sync: true,
+      call: (_l, v) => new LockClient(any(v)),
+    },
+    {
+      name: 'toRx(primitive)',
+      argument: 'primitive',
+      bad: fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)),
+      sync: true,
+      call: (_l, v) => toRx(any(v)),
+    },
+    {
       name: 'new LockClient(redis, options)',
       argument: 'options',
       bad: badOptions,
@@ -139,6 +154,7 @@ function semaphoreEntries(): EntryPoint[] {
     ),
     e('Semaphore.acquire(permits)', 'permits', badCount(1), (l, v, n) => sem(l, n).acquire(any(v))),
     e('Semaphore.acquire(1, { signal })', 'signal', badSignal, (l, v, n) => sem(l, n).acquire(1, { signal: any(v) })),
+    e('Semaphore.acquire(1, options)', 'options', badOptions, (l, v, n) => sem(l, n).acquire(1, any(v))),
     e('Semaphore.tryAcquire({ permits })', 'permits', badCount(1), (l, v, n) =>
       sem(l, n).tryAcquire({ permits: any(v) }),
     ),
@@ -169,6 +185,8 @@ function semaphoreEntries(): EntryPoint[] {
       latch(l, n).await({ waitTime: any(v) }),
     ),
     e('CountDownLatch.await(options)', 'options', badOptions, (l, v, n) => latch(l, n).await(any(v))),
+    e('CountDownLatch.await({ signal })', 'signal', badSignal, (l, v, n) => latch(l, n).await({ signal: any(v) })),
+    e('PermitExpirableSemaphore.acquire(options)', 'options', badOptions, (l, v, n) => pes(l, n).acquire(any(v))),
   ];
 }
 
@@ -202,6 +220,18 @@ function fencedEntries(): EntryPoint[] {
       argument: 'leaseTime',
       bad: badDuration(false),
       call: (l, v, n) => fenced(l, n).tryLockAndGetToken({ leaseTime: any(v) }),
+    },
+    {
+      name: 'FencedLock.lockAndGetToken(options)',
+      argument: 'options',
+      bad: badOptions,
+      call: (l, v, n) => fenced(l, n).lockAndGetToken(any(v)),
+    },
+    {
+      name: 'FencedLock.tryLockAndGetToken(options)',
+      argument: 'options',
+      bad: badOptions,
+      call: (l, v, n) => fenced(l, n).tryLockAndGetToken(any(v)),
     },
   ];
 }
