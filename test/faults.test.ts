@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +36,9 @@ function runQuickSuite(outDir: string): Promise<{ code: number | null; output: s
 }
 
 test('the quick fault-injection suite (npm run faults -- --quick) passes', { timeout: 170_000 }, async (t) => {
-  const outDir = mkdtempSync(join(tmpdir(), 'latchkey-faults-'));
+  // Beside `npm run faults`' own runs (gitignored): a failure's histories stay there to inspect.
+  mkdirSync(join(root, '.tmp', 'faults'), { recursive: true });
+  const outDir = mkdtempSync(join(root, '.tmp', 'faults', 'npm-test-'));
   const { code, output } = await runQuickSuite(outDir);
   let scenarios: SummaryScenario[] = [];
   try {

@@ -51,7 +51,9 @@ export function analyze(records: readonly HistoryRecord[], extras: RunExtras = {
   const why = figures.flatMap((f) => reasons(f, spec.expect, faulted).map((r) => `${f.res}: ${r}`));
   if (strayKeys.length > 0) why.push(`${strayKeys.length} keys left without a TTL, e.g. ${strayKeys[0]}`);
   if (extras.stuck && extras.stuck.length > 0)
-    why.push(`workers ${extras.stuck.join(', ')} never finished their tasks (hung)`);
+    why.push(
+      `workers ${extras.stuck.join(', ')} did not finish their tasks when told (hung or died: see the workers log)`,
+    );
   if (extras.harnessError) why.push(`harness: ${extras.harnessError.split('\n')[0]}`);
   for (const note of t.notes)
     if (note.startsWith('harness error') && !extras.harnessError) why.push(note.split('\n')[0] ?? note);
