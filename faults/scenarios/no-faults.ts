@@ -5,7 +5,8 @@ import { STRICT, type Scenario } from './types.js';
 /**
  * Many workers, no fault: the baseline every primitive must meet exactly (0 overlaps, 0 lost
  * updates, never more holders than permits, 0 errors, 0 loss signals, nobody stranded). A 1 s
- * lease makes the watchdog renew every ~333 ms, so renewals race releases as they do under load.
+ * lease has the watchdog renew every ~333 ms, so renewals race releases as they do under load,
+ * and still leaves a renewal 667 ms to come back before the lease it extends ends.
  */
 function noFaults(primitive: Primitive, quick: boolean, title: string): Scenario {
   return {
@@ -23,25 +24,25 @@ function noFaults(primitive: Primitive, quick: boolean, title: string): Scenario
 }
 
 /**
- * Every section ends about when the watchdog renews it (lease 600 ms, renewed at ~200 ms; sections
- * 170-230 ms): each release races a renewal. A release must never look like a loss (issue 17, #6).
+ * Every section ends about when the watchdog renews it (lease 750 ms, renewed at ~250 ms; sections
+ * 215-285 ms): each release races a renewal. A release must never look like a loss (issue 17, #6).
  */
 const renewRelease: Scenario = {
   name: 'renew-release',
-  title: 'Lock: every release races a watchdog renewal (lease 600 ms, sections 170-230 ms), no faults',
+  title: 'Lock: every release races a watchdog renewal (lease 750 ms, sections 215-285 ms), no faults',
   quick: true,
   servers: 1,
   proxied: false,
   workers: 4,
-  client: { watchdogTimeout: 600 },
-  // Four locks at once: four times the races per second.
-  resources: [1, 2, 3, 4].map((n) =>
+  client: { watchdogTimeout: 750 },
+  // Six locks at once: six times the races per second.
+  resources: [1, 2, 3, 4, 5, 6].map((n) =>
     resource('lock', {
       name: `renew-${n}`,
-      ...{ tasks: 2, shared: 1, styles: ['withLock', 'acquire'], holdMs: [170, 230], thinkMs: [0, 5] },
+      ...{ tasks: 2, shared: 1, styles: ['withLock', 'acquire'], holdMs: [215, 285], thinkMs: [0, 5] },
     }),
   ),
-  durationMs: { quick: 3_000, full: 12_000 },
+  durationMs: { quick: 4_000, full: 12_000 },
   expect: { ...STRICT, everyTaskEnters: false },
 };
 
