@@ -209,8 +209,12 @@ export type HistoryRecord =
       /** Whether holds in scope may be lost through it (their loss signals are then expected). */
       readonly losesLocks: boolean;
       readonly scope?: FaultScope;
-      /** It surely takes every hold in its scope that is in flight when it starts (their holders must learn). */
+      /**
+       * It surely takes every hold in its scope that is in flight when it starts and still held
+       * `lostAfterMs` later (when the lease ran out): their holders must learn.
+       */
       readonly takesHolds?: boolean;
+      readonly lostAfterMs?: number;
       /** Those holds are lost at its end (an instant: at once): detection latency counts from there. */
       readonly detect?: boolean;
       readonly detail?: string;

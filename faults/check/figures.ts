@@ -53,14 +53,16 @@ const allowed = (e: ErrorInfo, expect: Expectations): boolean =>
   expect.allowedErrors.includes(e.name) || (e.code !== undefined && expect.allowedErrors.includes(e.code));
 const describe = (e: ErrorInfo): string => `${e.name}${e.code ? ` (${e.code})` : ''}: ${e.message.slice(0, 140)}`;
 
-/** The holds each hold-taking fault took: sections of its scope in flight when it began. */
+/** The holds each hold-taking fault took: sections of its scope in flight when it began and held past the loss. */
 function detection(sections: readonly Section[], faults: readonly Fault[], boundMs: number | undefined): Detection {
   const result: Detection = { victims: 0, bySignal: 0, atRelease: 0, silent: [], late: [], latencies: [] };
   const counted = { victims: 0, bySignal: 0, atRelease: 0 };
   for (const f of faults) {
     if (!f.takesHolds) continue;
     for (const s of sections) {
-      if (!inScope(f.scope, s.worker, s.cs) || s.enter > f.start || s.exit < f.start) continue;
+      // A hold given back before the fault could take it (its lease still ran) was never lost.
+      const heldUntil = s.release?.t ?? s.exit;
+      if (!inScope(f.scope, s.worker, s.cs) || s.enter > f.start || heldUntil < f.start + f.lostAfterMs) continue;
       counted.victims++;
       if (s.lostAt !== undefined) {
         counted.bySignal++;

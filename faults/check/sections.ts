@@ -29,6 +29,8 @@ export interface Fault {
   readonly end: number;
   readonly losesLocks: boolean;
   readonly takesHolds: boolean;
+  /** How long after its start the holds it takes are gone (a lease: they expire; 0: at once). */
+  readonly lostAfterMs: number;
   readonly detect: boolean;
   readonly scope: FaultScope | undefined;
 }
@@ -59,6 +61,7 @@ function pairFaults(records: readonly Extract<HistoryRecord, { ev: 'fault' }>[],
     end,
     losesLocks: r.losesLocks,
     takesHolds: r.takesHolds ?? false,
+    lostAfterMs: r.lostAfterMs ?? 0,
     detect: r.detect ?? false,
     scope: r.scope,
   });

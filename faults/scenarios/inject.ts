@@ -26,6 +26,7 @@ export async function freezeWorker(ctx: FaultContext, worker: number, ms: number
     phase: 'start',
     losesLocks: true,
     takesHolds: true,
+    lostAfterMs: ctx.lease,
     detect: true,
     scope,
     detail: `SIGSTOP ${ms} ms`,
@@ -51,7 +52,14 @@ export async function freezeServers(
 ): Promise<void> {
   const detail = `SIGSTOP server ${servers.map((s) => s.index).join(',')} for ${ms} ms`;
   const losesLocks = effect !== 'none';
-  ctx.fault({ kind: 'redis-stopped', phase: 'start', losesLocks, takesHolds: effect === 'takes', detail });
+  ctx.fault({
+    kind: 'redis-stopped',
+    phase: 'start',
+    losesLocks,
+    takesHolds: effect === 'takes',
+    lostAfterMs: ctx.lease,
+    detail,
+  });
   for (const server of servers) server.process.freeze();
   try {
     await ctx.sleep(ms);
@@ -74,7 +82,15 @@ export async function partition(
 ): Promise<void> {
   const proxies = ctx.env.proxies[worker] ?? [];
   const scope = { worker };
-  ctx.fault({ kind, phase: 'start', losesLocks: true, takesHolds, scope, detail: `all connections stalled ${ms} ms` });
+  ctx.fault({
+    kind,
+    phase: 'start',
+    losesLocks: true,
+    takesHolds,
+    lostAfterMs: ctx.lease,
+    scope,
+    detail: `all connections stalled ${ms} ms`,
+  });
   for (const proxy of proxies) proxy.stall('both');
   try {
     await ctx.sleep(ms);
