@@ -152,7 +152,14 @@ export type WorkerEvent =
       readonly actual: string;
     }
   /** latchkey published `lost` for `owner` while Redis still lists that owner on `key`. */
-  | { readonly kind: 'still-held'; readonly key: string; readonly owner: string; readonly reason: string };
+  | {
+      readonly kind: 'still-held';
+      readonly key: string;
+      readonly owner: string;
+      readonly reason: string;
+      /** The key's PTTL when checked (-1: none). */
+      readonly ttl: number;
+    };
 
 export type ToWorker =
   | { readonly type: 'config'; readonly config: WorkerConfig }

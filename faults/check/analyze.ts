@@ -8,6 +8,8 @@ export interface ScenarioSpec {
   readonly name: string;
   readonly title: string;
   readonly control: boolean;
+  /** The scenario injects faults: a run without any tested nothing. */
+  readonly faulty?: boolean;
   readonly client: ClientOptions;
   readonly resources: readonly ResourceSpec[];
   readonly expect: Expectations;
@@ -49,6 +51,7 @@ export function analyze(records: readonly HistoryRecord[], extras: RunExtras = {
   const figures = spec.resources.map((res) => figuresOf(t, res, spec.expect, lease));
   const strayKeys = t.strayKeys.map((k) => `${k.key} (${k.type}, server ${k.server})`);
   const why = figures.flatMap((f) => reasons(f, spec.expect, faulted).map((r) => `${f.res}: ${r}`));
+  if (spec.faulty && !faulted) why.push('no fault was injected (no target found, or no time left for one)');
   if (strayKeys.length > 0) why.push(`${strayKeys.length} keys left without a TTL, e.g. ${strayKeys[0]}`);
   if (extras.stuck && extras.stuck.length > 0)
     why.push(

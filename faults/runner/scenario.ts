@@ -162,7 +162,19 @@ export async function runScenario(scenario: Scenario, options: RunOptions, fleet
 /** What the checker needs to judge a history again later (`--check`). */
 export function specOf(scenario: Scenario, options: Pick<RunOptions, 'quick'>): unknown {
   const { name, title, control, servers, workers, client, resources, expect } = scenario;
-  return { name, title, control: control ?? false, servers, workers, client, resources, expect, quick: options.quick };
+  const faulty = scenario.faults !== undefined;
+  return {
+    name,
+    title,
+    control: control ?? false,
+    faulty,
+    servers,
+    workers,
+    client,
+    resources,
+    expect,
+    quick: options.quick,
+  };
 }
 
 function hash(text: string): number {

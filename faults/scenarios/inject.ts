@@ -16,6 +16,22 @@ export function freshHolder(
   return ctx.rng.pick(fresh);
 }
 
+/**
+ * Waits for `pick` to find a target, while injecting a fault then would still leave `needMs` of
+ * the scenario (the fault and the recovery after it). Too late: the fault schedule is over, and
+ * this sleeps out the scenario and resolves undefined.
+ */
+export async function findTarget<T>(
+  ctx: FaultContext,
+  pick: () => T | undefined,
+  needMs: number,
+): Promise<T | undefined> {
+  const found = await ctx.until(() => (ctx.remaining() < needMs ? null : pick()));
+  if (found !== null && found !== undefined) return found;
+  await ctx.sleep(ctx.remaining());
+  return undefined;
+}
+
 /** SIGSTOPs a worker process for `ms`; its holds may be lost meanwhile (the lease runs out). */
 export async function freezeWorker(ctx: FaultContext, worker: number, ms: number): Promise<void> {
   const target = ctx.fleet.workers[worker];
@@ -101,16 +117,16 @@ export async function partition(
 }
 
 /**
- * After a warm-up, repeats `round` (which takes about `roundMs`) while that still leaves
- * `recoveryMs` of the scenario: time for the primitive to show it recovered after the last fault.
+ * After a warm-up, repeats `round` (a fault of about `faultMs`, then a pause) while a fault would
+ * still leave `recoveryMs` of the scenario: time for the primitive to show it recovered.
  */
 export async function repeat(
   ctx: FaultContext,
   warmupMs: number,
-  roundMs: number,
+  faultMs: number,
   round: () => Promise<void>,
   recoveryMs = 1_500,
 ): Promise<void> {
   await ctx.sleep(warmupMs);
-  while (ctx.running() && ctx.remaining() > roundMs + recoveryMs) await round();
+  while (ctx.running() && ctx.remaining() > faultMs + recoveryMs) await round();
 }

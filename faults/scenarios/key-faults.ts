@@ -1,6 +1,6 @@
 import type { Primitive } from '../protocol.js';
 import { resource } from './common.js';
-import { freshHolder, lockKey, repeat } from './inject.js';
+import { findTarget, freshHolder, lockKey, repeat } from './inject.js';
 import { STRICT, type Scenario } from './types.js';
 
 const LEASE = 900;
@@ -40,8 +40,9 @@ function keyLost(primitive: Primitive, how: 'deleted' | 'expired', quick: boolea
       recovers: true,
     },
     faults: (ctx) =>
-      repeat(ctx, 200, 1_500, async () => {
-        const victim = await ctx.until(() => freshHolder(ctx, primitive, 150), 3_000);
+      repeat(ctx, 200, 1_000, async () => {
+        // Room left for the detection (under a lease) and a takeover after it.
+        const victim = await findTarget(ctx, () => freshHolder(ctx, primitive, 150), 2_500);
         if (!victim) return;
         const admin = ctx.env.servers[0]?.admin;
         const scope = { cs: victim.cs };

@@ -1,5 +1,5 @@
 import { resource, SIGNALLED } from './common.js';
-import { freshHolder, partition, repeat } from './inject.js';
+import { findTarget, freshHolder, partition, repeat } from './inject.js';
 import { STRICT, type Scenario } from './types.js';
 
 const LEASE = 1_000;
@@ -23,14 +23,14 @@ const waiterPartitioned: Scenario = {
   durationMs: { quick: 5_500, full: 16_000 },
   expect: { ...STRICT, lossSignals: 'exposed', recovers: true },
   faults: (ctx) =>
-    repeat(ctx, 300, 2_400, async () => {
+    repeat(ctx, 300, 1_600, async () => {
       // A process with tasks queued and none holding: a pure waiter.
       const pick = (): number | undefined => {
         const busy = new Set(ctx.register.open().map((s) => s.worker));
         const waiters = ctx.fleet.workers.filter((w) => w.waiting.size > 0 && !busy.has(w.index));
         return ctx.rng.pick(waiters)?.index;
       };
-      const worker = await ctx.until(pick, 2_000);
+      const worker = await findTarget(ctx, pick, 1_600 + 1_500);
       if (worker !== undefined) await partition(ctx, 'waiter-partitioned', worker, 1_600, false);
       await ctx.sleep(800);
     }),
@@ -60,11 +60,13 @@ const holderPartitioned: Scenario = {
     acceptedOverlaps: 'info',
     lostUpdates: 'info',
     lossSignals: 'exposed',
+    // Long sections and long stalls: in one run not every task gets its turn.
+    everyTaskEnters: false,
     recovers: true,
   },
   faults: (ctx) =>
-    repeat(ctx, 300, 2.5 * LEASE + 1_000, async () => {
-      const victim = await ctx.until(() => freshHolder(ctx, 'lock', 100), 2_000);
+    repeat(ctx, 300, 2.5 * LEASE, async () => {
+      const victim = await findTarget(ctx, () => freshHolder(ctx, 'lock', 100), 2.5 * LEASE + 1_500);
       if (victim) await partition(ctx, 'holder-partitioned', victim.worker, 2.5 * LEASE, true);
       await ctx.sleep(1_000);
     }),

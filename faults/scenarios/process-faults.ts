@@ -1,6 +1,6 @@
 import type { Primitive } from '../protocol.js';
 import { resource, SIGNALLED } from './common.js';
-import { freezeServers, freezeWorker, freshHolder, repeat } from './inject.js';
+import { findTarget, freezeServers, freezeWorker, freshHolder, repeat } from './inject.js';
 import { STRICT, type Scenario } from './types.js';
 
 const LEASE = 1_000;
@@ -40,9 +40,9 @@ function holderStopped(primitive: Primitive, quick: boolean): Scenario {
       repeat(
         ctx,
         500,
-        2.5 * LEASE + 800,
+        2.5 * LEASE,
         async () => {
-          const victim = await ctx.until(() => freshHolder(ctx, primitive), 2_000);
+          const victim = await findTarget(ctx, () => freshHolder(ctx, primitive), 2.5 * LEASE + RECOVERY);
           if (victim) await freezeWorker(ctx, victim.worker, 2.5 * LEASE);
           await ctx.sleep(800);
         },
@@ -91,13 +91,13 @@ function redisStoppedLong(primitive: Primitive, quick: boolean): Scenario {
     client: { watchdogTimeout: LEASE },
     // Sections long enough that a stop finds holders inside theirs.
     resources: [resource(primitive, { styles: SIGNALLED, holdMs: [5, 60] })],
-    durationMs: { quick: 5_500, full: 15_000 },
+    durationMs: { quick: 6_000, full: 15_000 },
     expect: { ...STRICT, lossSignals: 'exposed', recovers: true },
     faults: (ctx) =>
       repeat(
         ctx,
         500,
-        2.5 * LEASE + 1_000,
+        2.5 * LEASE,
         async () => {
           await freezeServers(ctx, ctx.env.live, 2.5 * LEASE, 'takes');
           await ctx.sleep(1_000);

@@ -104,7 +104,7 @@ const replyTimeout: Scenario = {
     recovers: true,
   },
   faults: (ctx) =>
-    repeat(ctx, 300, 1_500, async () => {
+    repeat(ctx, 300, 700, async () => {
       const admin: Redis | undefined = ctx.env.servers[0]?.admin;
       ctx.fault({ kind: 'client-pause', phase: 'start', losesLocks: true, detail: 'CLIENT PAUSE 700 ALL' });
       await admin?.call('client', 'pause', '700', 'ALL');

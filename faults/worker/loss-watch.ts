@@ -12,8 +12,8 @@ interface LostMessage {
  * Verifies each loss latchkey announces (diagnostics channel `latchkey:lock:lost`): asks Redis at
  * once, on a connection of its own that no fault touches, whether the owner is still listed on the
  * key with time to live. If so, the signal fired while the lock was verifiably held: a false
- * alarm. "Time to live" is more than `marginMs`, so that a lease ending a moment before Redis
- * expires its key (the holder cannot prove more) is not taken for one.
+ * alarm, unless a fault explains it (the checker decides). "Time to live" is more than
+ * `marginMs`, so that a lease ending a moment before Redis expires its key is not taken for one.
  */
 export function watchLosses(direct: Redis, link: RunnerLink, marginMs: number): () => void {
   const channel = diagnosticsChannel.channel('latchkey:lock:lost');
@@ -21,8 +21,8 @@ export function watchLosses(direct: Redis, link: RunnerLink, marginMs: number): 
     const { key, owner, reason } = (message ?? {}) as LostMessage;
     if (typeof key !== 'string' || typeof owner !== 'string') return;
     void stillHeld(direct, key, owner, marginMs).then(
-      (held) => {
-        if (held) link.event({ kind: 'still-held', key, owner, reason: String(reason) });
+      (ttl) => {
+        if (ttl !== undefined) link.event({ kind: 'still-held', key, owner, reason: String(reason), ttl });
       },
       () => undefined, // Redis unreachable: nothing verified
     );
@@ -31,12 +31,13 @@ export function watchLosses(direct: Redis, link: RunnerLink, marginMs: number): 
   return () => channel.unsubscribe(onLost);
 }
 
-async function stillHeld(redis: Redis, key: string, owner: string, marginMs: number): Promise<boolean> {
+/** The key's PTTL when `owner` is still listed on it with more than `marginMs` to live; else undefined. */
+async function stillHeld(redis: Redis, key: string, owner: string, marginMs: number): Promise<number | undefined> {
   // Lock hashes list owners as fields; a read-write lock's read hash as "n:<owner>".
   const [plain, reader, ttl] = await Promise.all([
     redis.hexists(key, owner),
     redis.hexists(key, `n:${owner}`),
     redis.pttl(key),
   ]);
-  return (plain === 1 || reader === 1) && (ttl === -1 || ttl > marginMs);
+  return (plain === 1 || reader === 1) && (ttl === -1 || ttl > marginMs) ? ttl : undefined;
 }
