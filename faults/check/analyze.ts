@@ -1,6 +1,7 @@
 import type { ClientOptions, HistoryRecord, ResourceSpec } from '../protocol.js';
 import type { Expectations } from '../scenarios/types.js';
-import { figuresOf, reasons, type Figures } from './figures.js';
+import { figuresOf, type Figures } from './figures.js';
+import { reasons } from './reasons.js';
 import { timeline } from './sections.js';
 
 /** What the checker needs of a scenario; written as the first line of its history. */
