@@ -13,8 +13,9 @@ import type { History } from './history.js';
 export const DOCUMENTED_PERSISTENT = [
   /:semaphore:permits$/,
   /:expirable-semaphore:total$/,
-  /:latch(:count)?$/,
-  /:(lock:)?fence$/,
+  /:latch:count$/,
+  // FencedLock counters: one per Redis Cluster hash slot, not per name.
+  /:fence:\{\d+\}$/,
 ] as const;
 
 /** Polls `isLocked` until false, up to `ms`: "free", "expired after N ms" or "held" (after N ms). */
