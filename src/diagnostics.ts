@@ -6,7 +6,10 @@ import { debuglog } from 'node:util';
  * `diagnostics_channel.subscribe(name, fn)`; messages are published only while someone listens.
  */
 export const channels = Object.freeze({
-  /** A hold was taken: `{ name, kind, key, owner, holds, waited }` (`waited` in ms). */
+  /**
+   * A hold was taken: `{ name, kind, key, owner, holds, waited, byMessage? }` (`waited` in ms;
+   * `byMessage`: a lock handed over and proven by its message, with no round trip).
+   */
   acquire: diagnosticsChannel.channel('latchkey:lock:acquire'),
   /** A hold was given back: `{ name, kind, key, owner, holds, held? }` (`held`: ms, once no hold is left). */
   release: diagnosticsChannel.channel('latchkey:lock:release'),

@@ -80,7 +80,8 @@ export class KeyLock implements MemberCore {
     this.ctx.holds.set(this.#holdKey(owner), hold);
     this.#renew(hold, owner, grant, request.leaseTime);
     const { name, kind, key } = this.backend;
-    listening('acquire')?.publish({ name, kind, key, owner, holds: 1, waited: Date.now() - started });
+    const waited = Date.now() - started;
+    listening('acquire')?.publish({ name, kind, key, owner, holds: 1, waited, byMessage: grant.byMessage === true });
     return { signal: liveness.signal, token: grant.token };
   }
 

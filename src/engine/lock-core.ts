@@ -65,6 +65,8 @@ export interface Grant {
   readonly since: number;
   readonly validUntil: number;
   readonly token?: bigint;
+  /** Taken from a hand-over message with no round trip (for diagnostics). */
+  readonly byMessage?: boolean;
 }
 
 /**

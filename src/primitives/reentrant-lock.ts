@@ -63,12 +63,11 @@ export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, st
     /** When each queued attempt of this wait was sent, by ticket (the last few). */
     const sent = new Map<string, number>();
     let attempts = 0;
-    const granted = (since: number, leased: number): Attempt<Grant> => {
+    const granted = (since: number, leased: number, byMessage = false): Attempt<Grant> => {
       const validUntil = provenUntil(since, leased);
       // A reply that came after the lease it set ran out grants nothing: try again.
-      return validUntil > Date.now()
-        ? { acquired: true, value: { since, validUntil } }
-        : { acquired: false, retryIn: 0 };
+      if (validUntil <= Date.now()) return { acquired: false, retryIn: 0 };
+      return { acquired: true, value: { since, validUntil, byMessage } };
     };
     return {
       name,
@@ -79,7 +78,7 @@ export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, st
       async attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<Grant>> {
         const handedAt = message === undefined ? undefined : sent.get(message);
         if (handedAt !== undefined && provenUntil(handedAt, reserve) > Date.now() + HAND_OVER_MARGIN_MS) {
-          return granted(handedAt, reserve);
+          return granted(handedAt, reserve, true);
         }
         // The first attempt is a plain try; once the wait listens for hand-overs it queues.
         const queue = style.queue && attempts++ > 0;
