@@ -34,14 +34,22 @@ export interface LockClientEvents {
 
 const OPTIONS = ['keyPrefix', 'watchdogTimeout', 'maxLeaseTime', 'fairWaiterTimeout', 'commandTimeout'] as const;
 
+/** The option given, or its default when left out (`null` is given, and refused by the check). */
+const orDefault = <K extends keyof ResolvedOptions>(value: unknown, key: K): unknown =>
+  value === undefined ? DEFAULTS[key] : value;
+
 function resolveOptions(options: unknown): ResolvedOptions {
   const given = checkOptions<LockClientOptions>(options, OPTIONS);
   return Object.freeze({
     keyPrefix: given.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkName(given.keyPrefix, 'keyPrefix'),
-    watchdogTimeout: checkDuration(given.watchdogTimeout ?? DEFAULTS.watchdogTimeout, 'watchdogTimeout', true),
+    watchdogTimeout: checkDuration(orDefault(given.watchdogTimeout, 'watchdogTimeout'), 'watchdogTimeout', true),
     maxLeaseTime: checkOptionalDuration(given.maxLeaseTime, 'maxLeaseTime', true),
-    fairWaiterTimeout: checkDuration(given.fairWaiterTimeout ?? DEFAULTS.fairWaiterTimeout, 'fairWaiterTimeout', true),
-    commandTimeout: checkDuration(given.commandTimeout ?? DEFAULTS.commandTimeout, 'commandTimeout', true),
+    fairWaiterTimeout: checkDuration(
+      orDefault(given.fairWaiterTimeout, 'fairWaiterTimeout'),
+      'fairWaiterTimeout',
+      true,
+    ),
+    commandTimeout: checkDuration(orDefault(given.commandTimeout, 'commandTimeout'), 'commandTimeout', true),
   });
 }
 

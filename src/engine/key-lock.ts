@@ -103,8 +103,16 @@ export class KeyLock implements MemberCore {
     hold.stopRenewal = this.ctx.watchdog.add(hold.liveness, target, renewUntil);
   }
 
-  async #reenter(owner: string, hold: Hold, request: AcquireRequest): Promise<HeldLock> {
-    if (!hold.liveness.alive) throw hold.liveness.lostError ?? this.#notHeld(owner);
+  /**
+   * One more hold for an owner that holds the lock. If its hold turns out lost (forced open,
+   * expired), the loss is reported to the holder (its signal aborts) and this call acquires anew,
+   * as any acquisition of a free lock would.
+   */
+  async #reenter(owner: string, hold: Hold, request: AcquireRequest): Promise<HeldLock | undefined> {
+    if (!hold.liveness.alive) {
+      this.#forget(owner, hold);
+      return this.#acquireFresh(owner, request);
+    }
     const leaseMs = request.leaseTime ?? watchdogLease(this.ctx);
     const until = Date.now() + this.ctx.options.commandTimeout;
     let grant: Grant | null;
@@ -118,7 +126,7 @@ export class KeyLock implements MemberCore {
     if (grant === null) {
       hold.liveness.lose('it was gone when this owner entered it again');
       this.#forget(owner, hold);
-      throw hold.liveness.lostError;
+      return this.#acquireFresh(owner, request);
     }
     hold.count++;
     hold.liveness.confirm(grant.validUntil);

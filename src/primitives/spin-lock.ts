@@ -42,12 +42,12 @@ export const SPIN_BACKOFF_DEFAULTS: Readonly<Required<SpinBackoff>> = Object.fre
 export function resolveBackoff(backoff: unknown): Readonly<Required<SpinBackoff>> {
   const given = checkOptions<SpinBackoff>(backoff, ['initialDelay', 'maxDelay', 'multiplier', 'jitter'], 'backoff');
   const initialDelay = checkDuration(
-    given.initialDelay ?? SPIN_BACKOFF_DEFAULTS.initialDelay,
+    given.initialDelay === undefined ? SPIN_BACKOFF_DEFAULTS.initialDelay : given.initialDelay,
     'backoff.initialDelay',
     true,
   );
   const maxDelay = checkDuration(
-    given.maxDelay ?? Math.max(initialDelay, SPIN_BACKOFF_DEFAULTS.maxDelay),
+    given.maxDelay === undefined ? Math.max(initialDelay, SPIN_BACKOFF_DEFAULTS.maxDelay) : given.maxDelay,
     'backoff.maxDelay',
     true,
   );
@@ -57,12 +57,17 @@ export function resolveBackoff(backoff: unknown): Readonly<Required<SpinBackoff>
     );
   }
   const multiplier = checkNumberIn(
-    given.multiplier ?? SPIN_BACKOFF_DEFAULTS.multiplier,
+    given.multiplier === undefined ? SPIN_BACKOFF_DEFAULTS.multiplier : given.multiplier,
     'backoff.multiplier',
     1,
     1_000,
   );
-  const jitter = checkNumberIn(given.jitter ?? SPIN_BACKOFF_DEFAULTS.jitter, 'backoff.jitter', 0, 1);
+  const jitter = checkNumberIn(
+    given.jitter === undefined ? SPIN_BACKOFF_DEFAULTS.jitter : given.jitter,
+    'backoff.jitter',
+    0,
+    1,
+  );
   return Object.freeze({ initialDelay, maxDelay, multiplier, jitter });
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { LockNotHeldError, type Lock } from '../../src/index.js';
+import { LockLostError, LockNotHeldError, type Lock } from '../../src/index.js';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { startServer } from '../helpers/redis.js';
 import { Actor } from './actor.js';
@@ -21,6 +21,8 @@ const checker = server.client();
 interface Model {
   holder: number | undefined;
   count: number;
+  /** Holders whose lock forceUnlock() deleted: each believes it holds it until it learns. */
+  forced: Set<number>;
 }
 
 interface Real {
@@ -45,6 +47,9 @@ class TryLock implements Cmd {
     const free = m.holder === undefined || (m.holder === this.actor && this.actor !== OUTSIDE);
     assert.equal(got, free, `tryLock by ${this.actor} while ${m.holder ?? 'nobody'} holds ${m.count}`);
     if (got) [m.holder, m.count] = [this.actor, m.count + 1];
+    // A forced holder that tries again, in its scope, learns its hold is gone: the hold is
+    // forgotten (and, when the lock was free, taken afresh). Outside a scope it is a new owner.
+    if (this.actor !== OUTSIDE) m.forced.delete(this.actor);
   }
   toString = (): string => `tryLock(${this.actor})`;
 }
@@ -55,8 +60,14 @@ class Unlock implements Cmd {
   async run(m: Model, r: Real): Promise<void> {
     const outcome = await as(r, this.actor, () => r.handles[this.actor]!.unlock()).then(
       () => 'released',
-      (error: unknown) => (error instanceof LockNotHeldError ? 'not held' : error),
+      (error: unknown) =>
+        error instanceof LockNotHeldError ? 'not held' : error instanceof LockLostError ? 'lost' : error,
     );
+    if (m.holder !== this.actor && m.forced.has(this.actor)) {
+      // Its lock was deleted behind it: unlock tells it so, once.
+      m.forced.delete(this.actor);
+      return assert.equal(outcome, 'lost');
+    }
     if (m.holder !== this.actor) return assert.equal(outcome, 'not held');
     assert.equal(outcome, 'released');
     m.count--;
@@ -88,6 +99,7 @@ class ForceUnlock implements Cmd {
   check = (): boolean => true;
   async run(m: Model, r: Real): Promise<void> {
     assert.equal(await r.handles[2]!.forceUnlock(), m.holder !== undefined, 'forceUnlock()');
+    if (m.holder !== undefined) m.forced.add(m.holder);
     [m.holder, m.count] = [undefined, 0];
   }
   toString = (): string => 'forceUnlock()';
@@ -118,7 +130,10 @@ test(
           handles: [shared, shared, clients[1].getLock(name), clients[1].getLock(name)],
         };
         try {
-          await fc.asyncModelRun(() => ({ model: { holder: undefined, count: 0 }, real }), cmds);
+          await fc.asyncModelRun(
+            () => ({ model: { holder: undefined, count: 0, forced: new Set<number>() }, real }),
+            cmds,
+          );
         } finally {
           await real.handles[2]!.forceUnlock();
           await Promise.all(real.actors.map((a) => a?.close() ?? Promise.resolve()));
