@@ -13,7 +13,7 @@ export interface WatchdogResult {
   commandsPerPeriod: number;
   /** Commands the renewal scripts ran inside Redis per period (no round trip each). */
   innerPerPeriod: number;
-  /** The target: at most locks / 50 commands sent per period. */
+  /** The target: at most one command sent per 1,000 locks per period (one Redis node here). */
   budget: number;
 }
 
@@ -47,7 +47,7 @@ async function measure(
     periodMs,
     commandsPerPeriod: sent / periods,
     innerPerPeriod: inner / periods,
-    budget: count / 50,
+    budget: Math.ceil(count / 1_000),
   };
 }
 
