@@ -14,7 +14,7 @@ import { startRedisServer, type RedisProcess } from '../src/cli/redis-server.js'
 import { chart } from './chart.js';
 import { compareRuns } from './compare.js';
 import { handOverRing, libraries } from './libraries.js';
-import { renderTable, type BenchResults } from './report.js';
+import { renderSummary, renderTable, type BenchResults } from './report.js';
 import { checkTargets } from './targets.js';
 import { WorkerPool, type ContentionResult, type NotificationFloor } from './scenarios/contention.js';
 import { multiServer } from './scenarios/multi.js';
@@ -66,6 +66,8 @@ const { values } = parseArgs({
     holds: { type: 'string' },
     /** `--render FILE.json`: print the table and rewrite the SVG of an earlier run, measure nothing. */
     render: { type: 'string' },
+    /** With `--render`: print only the README's summary tables. */
+    summary: { type: 'boolean', default: false },
     /** `--compare OLD.json,NEW.json`: the figures that show a regression, side by side; measures nothing. */
     compare: { type: 'string' },
   },
@@ -232,6 +234,7 @@ async function main(): Promise<void> {
 
 function render(file: string): void {
   const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+  if (values.summary) return void process.stdout.write(`${renderSummary(results)}\n`);
   writeFileSync(file.replace(/\.json$/, '.svg'), chart(results));
   process.stdout.write(`${renderTable(results)}\n`);
 }

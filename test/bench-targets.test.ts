@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compareRuns } from '../bench/compare.js';
 import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, floorOnServers, HAND_OVER_RING } from '../bench/names.js';
-import { handOverTable, renderTable, roundTripShare, type BenchResults } from '../bench/report.js';
+import { handOverTable, renderSummary, renderTable, roundTripShare, type BenchResults } from '../bench/report.js';
 import type { ContentionResult } from '../bench/scenarios/contention.js';
 import type { DetectionRun } from '../bench/scenarios/detection.js';
 import { checkTargets, type TargetCheck } from '../bench/targets.js';
@@ -248,6 +248,22 @@ describe('bench targets', () => {
     );
     assert.match(text, /\nTargets\n/);
     assert.doesNotMatch(text, /issue/i);
+  });
+
+  it("the README's summary reads utilisation against the mean of the ring runs and totals the hand-overs", () => {
+    const text = renderSummary(
+      results([
+        contention(HAND_OVER_RING, { utilisation: 0.78 }),
+        contention('latchkey Lock', {
+          utilisation: 0.76,
+          handOvers: { messages: 300, byMessage: 297, byReply: 3, free: 1 },
+        }),
+        contention(HAND_OVER_RING, { utilisation: 0.82 }),
+      ]),
+    );
+    assert.match(text, /\| hand-over ring \(mean of 2\) \| 8 \| 1 \| 0\.80 \| 1\.00 \|/);
+    assert.match(text, /\| latchkey Lock \| 8 \| 1 \| 0\.76 \| 0\.95 \|/);
+    assert.match(text, /confirmed by a round trip .*: 3 of 300 \(1\.00%; at most 1\.00% in one row\)/);
   });
 
   it('compares two runs on the figures of a regression', () => {
