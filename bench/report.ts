@@ -224,7 +224,12 @@ export function detectionTable(runs: readonly DetectionRun[]): string {
     runs
       .map(
         (run) =>
-          `Detection ${run.detection}: ${run.falseAlarms} of ${run.controls} untouched locks held alongside lost their signal (false alarms).`,
+          `Detection ${run.detection}: ` +
+          (run.takenOver === undefined ? '' : `the other client got ${run.takenOver} of the locks it took over; `) +
+          (run.rows.some((row) => row.survived)
+            ? `${run.rows.reduce((sum, row) => sum + (row.survived ?? 0), 0)} expiring locks were renewed before they expired (not lost, not counted); `
+            : '') +
+          `${run.falseAlarms} of ${run.controls} untouched locks held alongside lost their signal (false alarms).`,
       )
       .join('\n'),
   ].join('\n');

@@ -90,6 +90,11 @@ describe('npm run bench -- --quick', () => {
         ['deletion', 'takeover', 'expiry'],
       );
       for (const row of run.rows) assert.equal(row.detected, row.locks, `${run.detection} ${row.fault}`);
+      assert.equal(
+        run.takenOver,
+        run.rows.find((row) => row.fault === 'takeover')!.locks,
+        'every takeover took the lock',
+      );
       assert.equal(run.falseAlarms, 0, `${run.detection}: a signal aborted for a lock nobody touched`);
     }
     assert.ok(results.notificationFloors && results.notificationFloors.every((floor) => floor.samples > 0));

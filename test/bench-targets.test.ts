@@ -212,6 +212,7 @@ describe('bench targets', () => {
       detection,
       watchdogTimeout: 30_000,
       rows,
+      takenOver: 200,
       controls: 50,
       falseAlarms,
     });

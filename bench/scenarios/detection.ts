@@ -14,8 +14,13 @@ export type Detection = 'default' | 'renewal';
 /** One kind of fault against one client's held locks. */
 export interface DetectionRow {
   fault: Fault;
-  /** Locks given this fault. */
+  /** Locks given this fault and lost by it. */
   locks: number;
+  /**
+   * Expiry only: locks whose renewal came within the 1 ms before their key expired and reset the
+   * TTL, so that they were never lost (left out of `locks`; runs before 2026-11-25 05:00 lack it).
+   */
+  survived?: number;
   /** Those whose signal aborted before the scenario ended. */
   detected: number;
   /** Fault to abort (ms), over the detected ones. */
@@ -30,6 +35,8 @@ export interface DetectionRun {
   detection: Detection;
   watchdogTimeout: number;
   rows: DetectionRow[];
+  /** Takeover faults in which the other client got the lock (runs before 2026-11-25 05:00 lack it). */
+  takenOver?: number;
   /** Locks held alongside with no fault, whose signal must never abort. */
   controls: number;
   falseAlarms: number;
@@ -95,6 +102,7 @@ export async function lossDetection(
 
     const period = holder.options.watchdogTimeout / 3;
     const faultAt = new Map<string, number>();
+    const takeovers: Promise<boolean>[] = [];
     const hit = (fault: Fault, name: string): void => {
       const key = lockKeys(holder.options.keyPrefix, name).hash;
       const sent = performance.now();
@@ -102,10 +110,12 @@ export async function lossDetection(
       else if (fault === 'takeover') {
         // Queued on one connection: Redis runs the taker's attempt right after the DEL.
         void takerRedis.del(key);
-        void taker
-          .getLock(name)
-          .tryLock()
-          .catch(() => false);
+        takeovers.push(
+          taker
+            .getLock(name)
+            .tryLock()
+            .catch(() => false),
+        );
       } else void injector.pexpire(key, EXPIRE_IN_MS);
       faultAt.set(name, fault === 'expiry' ? sent + EXPIRE_IN_MS : sent);
     };
@@ -119,19 +129,27 @@ export async function lossDetection(
     const giveUpAt = performance.now() + period + 3_000;
     while (performance.now() < giveUpAt && [...faultAt.keys()].some((name) => !aborted.has(name))) await sleep(20);
 
-    const rows = faulted.map(({ fault, names: group }): DetectionRow => {
-      const latencies = group
-        .filter((name) => aborted.has(name))
-        .map((name) => aborted.get(name)! - faultAt.get(name)!);
-      return {
+    const stillThere = async (name: string): Promise<boolean> =>
+      (await injector.exists(lockKeys(holder.options.keyPrefix, name).hash)) === 1;
+    const rows: DetectionRow[] = [];
+    for (const { fault, names: group } of faulted) {
+      // Nobody else writes an expiring key: one still there was renewed in time, not lost.
+      const survivors = new Set<string>();
+      if (fault === 'expiry')
+        for (const name of group) if (!aborted.has(name) && (await stillThere(name))) survivors.add(name);
+      const lost = group.filter((name) => !survivors.has(name));
+      const latencies = lost.filter((name) => aborted.has(name)).map((name) => aborted.get(name)! - faultAt.get(name)!);
+      rows.push({
         fault,
-        locks: group.length,
+        locks: lost.length,
+        ...(fault === 'expiry' ? { survived: survivors.size } : {}),
         detected: latencies.length,
         p50: percentile(latencies, 50),
         p99: percentile(latencies, 99),
         max: latencies.length ? Math.max(...latencies) : Number.NaN,
-      };
-    });
+      });
+    }
+    const takenOver = (await Promise.all(takeovers)).filter(Boolean).length;
     const controls = all.filter((name) => !faultAt.has(name));
     const falseAlarms = controls.filter((name) => aborted.has(name)).length;
     await Promise.all(
@@ -147,6 +165,7 @@ export async function lossDetection(
       detection,
       watchdogTimeout: holder.options.watchdogTimeout,
       rows,
+      takenOver,
       controls: controls.length,
       falseAlarms,
     };
