@@ -14,3 +14,4 @@ const latchkey = (await import(built.href)) as typeof Sources;
 export const { LockClient } = latchkey;
 export type LockClient = Sources.LockClient;
 export type Lock = Sources.Lock;
+export type LockLease = Sources.LockLease;

@@ -1,8 +1,10 @@
 import type { ContentionResult, NotificationFloor } from './scenarios/contention.js';
+import type { DetectionRun } from './scenarios/detection.js';
 import type { LatencyResult } from './scenarios/multi.js';
 import type { ThroughputResult } from './scenarios/single.js';
 import type { WatchdogResult } from './scenarios/watchdog.js';
-import { checkTargets, type TargetCheck } from './targets.js';
+import { FLOOR_TWO_SCRIPTS, floorOnServers, HAND_OVER_RING, isFloor } from './names.js';
+import { checkTargets, compare, type TargetCheck } from './targets.js';
 
 /** Everything one run measured: the JSON file's shape. */
 export interface BenchResults {
@@ -18,10 +20,12 @@ export interface BenchResults {
    * the least after the listener sat idle that long. (Runs before 2026-11-24 have one, spaced 2 ms.)
    */
   notificationFloors?: NotificationFloor[];
-  /** Every target of the issue, checked (see targets.ts). */
+  /** Every target, checked (see targets.ts). */
   targets?: TargetCheck[];
   watchdog: WatchdogResult[];
   multi: LatencyResult[];
+  /** Scenario 6 (runs before 2026-11-25 have none). */
+  detection?: DetectionRun[];
   /** Parts of latchkey this checkout does not have yet, so they were not measured. */
   missing: string[];
 }
@@ -97,6 +101,8 @@ export function renderTable(results: BenchResults): string {
       ]),
     ),
     '',
+    handOverTable(results.contention),
+    '',
     (results.notificationFloors ?? [])
       .map(
         (floor) =>
@@ -108,7 +114,7 @@ export function renderTable(results: BenchResults): string {
     '4. Watchdog cost: Redis commands per renewal period',
     '',
     table(
-      ['library', 'held locks', 'period (ms)', 'commands sent/period', 'budget (N/50)', 'run inside scripts/period'],
+      ['library', 'held locks', 'period (ms)', 'commands sent/period', 'budget (N/1,000)', 'run inside scripts/period'],
       results.watchdog.map((row) => [
         row.library,
         int(row.locks),
@@ -126,25 +132,236 @@ export function renderTable(results: BenchResults): string {
       results.multi.map((row) => [row.library, String(row.servers), ms(row.acquireP50), ms(row.acquireP99)]),
     ),
   ];
-  const targets = results.targets ?? checkTargets(results);
-  if (targets.length > 0) parts.push('', 'Targets (issue 6)', '', renderTargets(targets));
+  if (results.detection && results.detection.length > 0)
+    parts.push(
+      '',
+      '6. Lost-lock detection: fault to the lease signal aborting (ms)',
+      '',
+      detectionTable(results.detection),
+    );
+  // Checked again, not read from the file: an earlier run's figures are shown against today's bars.
+  const targets = checkTargets(results);
+  if (targets.length > 0) parts.push('', 'Targets', '', renderTargets(targets));
   if (results.missing.length > 0)
     parts.push('', `Not measured (missing in this checkout): ${results.missing.join('; ')}`);
   return parts.join('\n');
 }
 
-/** The targets as a table; a miss carries the bound the machine sets, marked when it alone rules the target out. */
+/** The targets as a table; figures that are no target say "info" where the others say whether they met it. */
 export function renderTargets(targets: readonly TargetCheck[]): string {
   return table(
-    ['scenario', 'subject', 'target', 'measured', 'met', 'bound on this machine'],
+    ['scenario', 'subject', 'target', 'measured', 'met', 'context (same run)'],
     targets.map((check) => [
       String(check.scenario),
       check.subject,
       check.target,
       check.measured,
-      check.met ? 'yes' : check.outOfReach ? 'no (out of reach)' : 'no',
+      check.info ? 'info' : check.met ? 'yes' : 'no',
       check.bound ?? '',
     ]),
     6,
   );
+}
+
+/**
+ * latchkey's hand-overs in scenario 3: Redis counts the hand-over messages it published, the
+ * workers how each acquisition came. A hand-over whose message came too late to prove the lease
+ * is confirmed by an attempt's round trip instead: the messages not taken by message alone.
+ */
+export function handOverTable(rows: readonly ContentionResult[]): string {
+  const counted = rows.filter((row) => row.handOvers);
+  if (counted.length === 0) return '';
+  return [
+    'Hand-overs of the latchkey rows (whole run, warm-up to cut): by message alone, or confirmed by a round trip',
+    '',
+    table(
+      ['library', 'W', 'hold', 'hand-overs', 'by message', 'by reply after a wait', 'free at once', 'round trip share'],
+      counted.map((row) => {
+        const { messages, byMessage, byReply, free } = row.handOvers!;
+        return [
+          row.library,
+          String(row.workers),
+          String(row.holdMs),
+          int(messages),
+          int(byMessage),
+          int(byReply),
+          int(free),
+          roundTripShare(row) === undefined ? '–' : `${(100 * roundTripShare(row)!).toFixed(2)}%`,
+        ];
+      }),
+    ),
+  ].join('\n');
+}
+
+/** The share of hand-overs that had to confirm with a round trip (undefined without hand-overs). */
+export function roundTripShare(row: ContentionResult): number | undefined {
+  if (!row.handOvers || row.handOvers.messages === 0) return undefined;
+  const { messages, byMessage } = row.handOvers;
+  return Math.max(0, messages - byMessage) / messages;
+}
+
+/** Scenario 6 as one table: a row per client configuration and fault. */
+export function detectionTable(runs: readonly DetectionRun[]): string {
+  return [
+    table(
+      ['library', 'detection', 'watchdogTimeout', 'fault', 'locks', 'detected', 'p50', 'p99', 'max'],
+      runs.flatMap((run) =>
+        run.rows.map((row) => [
+          run.library,
+          run.detection,
+          int(run.watchdogTimeout),
+          row.fault,
+          int(row.locks),
+          int(row.detected),
+          ms(row.p50),
+          ms(row.p99),
+          ms(row.max),
+        ]),
+      ),
+      4,
+    ),
+    '',
+    runs
+      .map(
+        (run) =>
+          `Detection ${run.detection}: ` +
+          (run.takenOver === undefined ? '' : `the other client got ${run.takenOver} of the locks it took over; `) +
+          (run.rows.some((row) => row.survived)
+            ? `${run.rows.reduce((sum, row) => sum + (row.survived ?? 0), 0)} expiring locks were renewed before they expired (not lost, not counted); `
+            : '') +
+          `${run.falseAlarms} of ${run.controls} untouched locks held alongside lost their signal (false alarms).`,
+      )
+      .join('\n'),
+  ].join('\n');
+}
+
+/**
+ * The tables the README's Performance section shows (`--render FILE.json --summary`): the ratios
+ * that the targets read, the key columns of scenario 3, and the hand-overs' round-trip share.
+ */
+export function renderSummary(results: BenchResults): string {
+  const floor = results.single.find((row) => row.library === FLOOR_TWO_SCRIPTS);
+  const semaphore = results.single.find((row) => row.library === 'redis-semaphore');
+  const paired = (a: ThroughputResult, b: ThroughputResult | undefined): string =>
+    b
+      ? compare(a, b)
+          .text.replace(/, \d+ rounds\)$/, ')')
+          .replace('95% interval ', '')
+      : '–';
+  const bestPeer = (row: ThroughputResult, rows: readonly ThroughputResult[]): string => {
+    const peers = rows.filter((r) => !r.library.startsWith('latchkey') && !isFloor(r.library));
+    if (peers.length === 0 || !row.library.startsWith('latchkey')) return '';
+    const [best] = peers.map((peer) => [peer, compare(row, peer).ratio] as const).sort((a, b) => a[1] - b[1]);
+    return `${paired(row, best![0])} ${best![0].library}`;
+  };
+  const ring = (workers: number, holdMs: number) =>
+    results.contention.filter((r) => r.library === HAND_OVER_RING && r.workers === workers && r.holdMs === holdMs);
+  const configs = [...new Set(results.contention.map((row) => `${row.workers}|${row.holdMs}`))].map((config) =>
+    config.split('|').map(Number),
+  );
+  const contentionRows = configs.flatMap(([workers, holdMs]) => {
+    const rings = ring(workers!, holdMs!);
+    const mean = (pick: (row: ContentionResult) => number): number =>
+      rings.reduce((sum, r) => sum + pick(r), 0) / rings.length;
+    const ringUtil = mean((r) => r.utilisation);
+    const rows = results.contention.filter(
+      (r) => r.workers === workers && r.holdMs === holdMs && r.library !== HAND_OVER_RING,
+    );
+    return [
+      [
+        `hand-over ring (mean of ${rings.length})`,
+        String(workers),
+        String(holdMs),
+        fixed(ringUtil, 2),
+        '1.00',
+        ms(mean((r) => r.waitP99)),
+        ms(mean((r) => r.waitMax)),
+        ms(mean((r) => r.gapP50)),
+        fixed(
+          mean((r) => r.jain),
+          3,
+        ),
+      ],
+      ...rows.map((row) => [
+        row.library,
+        String(workers),
+        String(holdMs),
+        fixed(row.utilisation, 2),
+        fixed(row.utilisation / ringUtil, 2),
+        ms(row.waitP99),
+        ms(row.waitMax),
+        ms(row.gapP50),
+        fixed(row.jain, 3),
+      ]),
+    ];
+  });
+  const counted = results.contention.filter((row) => row.handOvers);
+  const handOvers = counted.reduce((sum, row) => sum + row.handOvers!.messages, 0);
+  const confirmed = counted.reduce(
+    (sum, row) => sum + Math.max(0, row.handOvers!.messages - row.handOvers!.byMessage),
+    0,
+  );
+  const worst = Math.max(0, ...counted.map((row) => roundTripShare(row) ?? 0));
+  const fanOut = (servers: number) => results.multi.find((row) => row.library === floorOnServers(servers));
+  const parts = [
+    '**1. One client, acquire + release in a loop** (median of 75 paired rounds, 95% interval)',
+    '',
+    table(
+      ['library', 'pairs/s', 'of the floor', 'to redis-semaphore'],
+      results.single.map((row) => [
+        row.library,
+        int(row.pairsPerSec),
+        floor ? paired(row, floor) : '–',
+        row === semaphore || isFloor(row.library) ? '' : paired(row, semaphore),
+      ]),
+    ),
+    '',
+    `**2. ${results.concurrent.length > 0 ? '64 concurrent tasks, one key each, one client' : ''}**`,
+    '',
+    table(
+      ['library', 'pairs/s', 'to the best peer'],
+      results.concurrent.map((row) => [row.library, int(row.pairsPerSec), bestPeer(row, results.concurrent)]),
+    ),
+    '',
+    '**3. W worker processes contending for one key, holding it `hold` ms** (times in ms)',
+    '',
+    table(['library', 'W', 'hold', 'util', 'of the ring', 'wait p99', 'wait max', 'gap p50', 'Jain'], contentionRows),
+    '',
+    counted.length > 0
+      ? `latchkey's hand-overs confirmed by a round trip (the message came too late to prove the lease): ` +
+        `${int(confirmed)} of ${int(handOvers)} (${((100 * confirmed) / handOvers).toFixed(2)}%; ` +
+        `at most ${(100 * worst).toFixed(2)}% in one row).`
+      : '',
+    '',
+    '**4. Watchdog: Redis commands per renewal period**',
+    '',
+    table(
+      ['library', 'held locks', 'period (ms)', 'commands/period'],
+      results.watchdog.map((row) => [row.library, int(row.locks), int(row.periodMs), ms(row.commandsPerPeriod)]),
+    ),
+    '',
+    '**5. Uncontended acquire over independent servers** (ms)',
+    '',
+    table(
+      ['library', 'servers', 'acquire p50', 'acquire p99', 'of the bare fan-out (p50)'],
+      results.multi.map((row) => {
+        const bare = fanOut(row.servers);
+        return [
+          row.library,
+          String(row.servers),
+          ms(row.acquireP50),
+          ms(row.acquireP99),
+          bare && !isFloor(row.library) ? `${fixed(row.acquireP50 / bare.acquireP50, 2)}x` : '',
+        ];
+      }),
+    ),
+  ];
+  if (results.detection && results.detection.length > 0)
+    parts.push(
+      '',
+      '**6. Lost-lock detection: fault to the lease signal aborting** (ms)',
+      '',
+      detectionTable(results.detection),
+    );
+  return parts.join('\n');
 }

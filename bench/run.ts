@@ -2,6 +2,7 @@
  * `npm run bench`: latchkey next to redlock and redis-semaphore on one private redis-server.
  * Prints a table, writes bench/results/<date>.json and .svg. `--quick` is a smoke run of a few
  * seconds; `--out DIR` writes elsewhere (quick runs default to the system's temp directory).
+ * bench/README.md explains the method and the targets.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -11,11 +12,13 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { startRedisServer, type RedisProcess } from '../src/cli/redis-server.js';
 import { chart } from './chart.js';
+import { compareRuns } from './compare.js';
 import { handOverRing, libraries } from './libraries.js';
-import { renderTable, type BenchResults } from './report.js';
+import { renderSummary, renderTable, type BenchResults } from './report.js';
 import { checkTargets } from './targets.js';
 import { WorkerPool, type ContentionResult, type NotificationFloor } from './scenarios/contention.js';
 import { multiServer } from './scenarios/multi.js';
+import { lossDetection, type DetectionRun } from './scenarios/detection.js';
 import { concurrentTasks, singleClient } from './scenarios/single.js';
 import { watchdogCost } from './scenarios/watchdog.js';
 
@@ -33,6 +36,8 @@ const FULL = {
   watchdogTimeout: 3_000,
   periods: 5,
   iterations: 1_000,
+  // At the client's default watchdogTimeout (30 s): one renewal period of faults, then up to one more.
+  detection: { perFault: 200, controls: 50, watchdogTimeout: undefined },
 };
 const QUICK = {
   throughput: { sliceMs: 60, rounds: 1 },
@@ -45,6 +50,7 @@ const QUICK = {
   watchdogTimeout: 600,
   periods: 1,
   iterations: 20,
+  detection: { perFault: 10, controls: 5, watchdogTimeout: 600 },
 };
 
 const { values } = parseArgs({
@@ -52,7 +58,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     out: { type: 'string' },
     /** e.g. `--scenarios 1,3`: run only these (for profiling; the report then has only these). */
-    scenarios: { type: 'string', default: '1,2,3,4,5' },
+    scenarios: { type: 'string', default: '1,2,3,4,5,6' },
     /** e.g. `--libraries "latchkey Lock,redlock"`. */
     libraries: { type: 'string' },
     /** e.g. `--workers 16 --holds 1`: narrow scenario 3. */
@@ -60,13 +66,17 @@ const { values } = parseArgs({
     holds: { type: 'string' },
     /** `--render FILE.json`: print the table and rewrite the SVG of an earlier run, measure nothing. */
     render: { type: 'string' },
+    /** With `--render`: print only the README's summary tables. */
+    summary: { type: 'boolean', default: false },
+    /** `--compare OLD.json,NEW.json`: the figures that show a regression, side by side; measures nothing. */
+    compare: { type: 'string' },
   },
 });
 const base = values.quick ? QUICK : FULL;
 const numbers = (list: string | undefined, fallback: number[]): number[] =>
   list ? list.split(',').map(Number) : fallback;
 const config = { ...base, workers: numbers(values.workers, base.workers), holds: numbers(values.holds, base.holds) };
-const selected = new Set(numbers(values.scenarios, [1, 2, 3, 4, 5]));
+const selected = new Set(numbers(values.scenarios, [1, 2, 3, 4, 5, 6]));
 const outDir = values.out ?? (values.quick ? tmpdir() : fileURLToPath(new URL('./results/', import.meta.url)));
 const progress = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -96,14 +106,14 @@ async function main(): Promise<void> {
       `redis-server ${/redis_version:(\S+)/.exec(info)?.[1] ?? '?'} on port ${servers[0]!.port}; libraries: ${libs.map((l) => l.name).join(', ')}`,
     );
 
-    progress('[1/5] one client, acquire + release loop');
+    progress('[1/6] one client, acquire + release loop');
     const single = selected.has(1) ? await singleClient(redis, libs, config.throughput, progress) : [];
-    progress(`[2/5] ${config.tasks} concurrent tasks on ${config.tasks} keys`);
+    progress(`[2/6] ${config.tasks} concurrent tasks on ${config.tasks} keys`);
     const concurrent = selected.has(2)
       ? await concurrentTasks(redis, libs, config.tasks, config.throughput, progress)
       : [];
 
-    progress(`[3/5] contention: starting ${Math.max(...config.workers)} worker processes`);
+    progress(`[3/6] contention: starting ${Math.max(...config.workers)} worker processes`);
     pool = selected.has(3) ? await WorkerPool.start(Math.max(...config.workers)) : undefined;
     const contention: ContentionResult[] = [];
     const floors: NotificationFloor[] = [];
@@ -122,12 +132,23 @@ async function main(): Promise<void> {
         // does not set the bound alone; quick runs measure it once.
         const ring = values.quick ? [handOverRing.name] : [handOverRing.name, handOverRing.name];
         for (const name of [ring[0]!, ...libs.map((library) => library.name), ...ring.slice(1)]) {
-          const result = await pool!.run(name, workers, holdMs, servers[0]!.port, config.windowMs, config.graceMs);
+          const result = await pool!.run(
+            name,
+            workers,
+            holdMs,
+            servers[0]!.port,
+            config.windowMs,
+            config.graceMs,
+            redis,
+          );
           contention.push(result);
+          const handOvers = result.handOvers
+            ? `, hand-overs ${result.handOvers.messages} (${result.handOvers.byMessage} by message)`
+            : '';
           progress(
             `  W=${workers} hold ${holdMs} ms ${name}: ${Math.round(result.acquisitionsPerSec)} acq/s, ` +
               `util ${result.utilisation.toFixed(2)}, wait p99 ${result.waitP99.toFixed(1)} ms, max ${result.waitMax.toFixed(1)} ms, ` +
-              `Jain ${result.jain.toFixed(3)}, overlaps ${result.overlaps}`,
+              `Jain ${result.jain.toFixed(3)}, overlaps ${result.overlaps}${handOvers}`,
           );
         }
       }
@@ -135,7 +156,7 @@ async function main(): Promise<void> {
     await pool?.stop();
     pool = undefined;
 
-    progress(`[4/5] watchdog: ${config.held} held locks, watchdogTimeout ${config.watchdogTimeout} ms`);
+    progress(`[4/6] watchdog: ${config.held} held locks, watchdogTimeout ${config.watchdogTimeout} ms`);
     const watchdog = !selected.has(4)
       ? []
       : await watchdogCost(
@@ -147,13 +168,35 @@ async function main(): Promise<void> {
           progress,
         );
 
-    progress('[5/5] MultiLock over 3 and RedLock over 5 servers');
+    progress('[5/6] MultiLock over 3 and RedLock over 5 servers');
     if (selected.has(5)) servers.push(...(await Promise.all(Array.from({ length: 4 }, () => startRedisServer()))));
     const multi = selected.has(5) ? await multiServer([redis, ...servers.slice(1).map(open)], config.iterations) : [];
     for (const row of multi)
       progress(
         `  ${row.library} (${row.servers} servers): p50 ${row.acquireP50.toFixed(2)} ms, p99 ${row.acquireP99.toFixed(2)} ms`,
       );
+
+    const detection: DetectionRun[] = [];
+    const { perFault, controls, watchdogTimeout } = config.detection;
+    progress(`[6/6] lost-lock detection: ${perFault} locks per fault, watchdogTimeout ${watchdogTimeout ?? 'default'}`);
+    for (const how of selected.has(6) ? (['default', 'renewal'] as const) : []) {
+      const run = await lossDetection(
+        () => open(servers[0]!),
+        how,
+        { perFault, controls, ...(watchdogTimeout === undefined ? {} : { watchdogTimeout }) },
+        progress,
+      );
+      if (!run) {
+        missing.push("scenario 6 with `lossDetection: 'renewal'` (no such LockClient option yet)");
+        continue;
+      }
+      detection.push(run);
+      for (const row of run.rows)
+        progress(
+          `  ${how} ${row.fault}: p50 ${row.p50.toFixed(1)} ms, p99 ${row.p99.toFixed(1)} ms, max ${row.max.toFixed(1)} ms, ` +
+            `${row.detected} of ${row.locks} detected`,
+        );
+    }
 
     const results: BenchResults = {
       date: new Date().toISOString(),
@@ -171,6 +214,7 @@ async function main(): Promise<void> {
       notificationFloors: floors,
       watchdog,
       multi,
+      detection,
       missing,
     };
     results.targets = checkTargets(results);
@@ -190,11 +234,23 @@ async function main(): Promise<void> {
 
 function render(file: string): void {
   const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+  if (values.summary) return void process.stdout.write(`${renderSummary(results)}\n`);
   writeFileSync(file.replace(/\.json$/, '.svg'), chart(results));
   process.stdout.write(`${renderTable(results)}\n`);
 }
 
-(values.render ? Promise.resolve(render(values.render)) : main()).catch((error: unknown) => {
+function compare(files: string): void {
+  const [before, after] = files.split(',').map((file) => JSON.parse(readFileSync(file, 'utf8')) as BenchResults);
+  if (!before || !after) throw new Error('--compare takes two files: OLD.json,NEW.json');
+  process.stdout.write(`${compareRuns(before, after)}\n`);
+}
+
+(values.compare
+  ? Promise.resolve(compare(values.compare))
+  : values.render
+    ? Promise.resolve(render(values.render))
+    : main()
+).catch((error: unknown) => {
   process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
 });

@@ -3,6 +3,7 @@
  * It waits for a `run` message, loops acquire → hold → release on one lock until the window ends,
  * and answers with its intervals on the shared clock (performance.timeOrigin + performance.now()).
  */
+import * as diagnostics from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -32,6 +33,47 @@ export interface DoneMessage {
   readonly pending: number[];
   /** Acquire calls that failed (the library gave up) and were retried. */
   readonly failures: number;
+  /** latchkey only: how its acquisitions came, from its diagnostics channels (whole run). */
+  readonly acquired?: AcquiredBy;
+}
+
+/** How a latchkey worker's acquisitions came. */
+export interface AcquiredBy {
+  /** The first attempt found the lock free: no wait. */
+  readonly free: number;
+  /** After a wait, from a hand-over message alone (provably in time, no round trip). */
+  readonly byMessage: number;
+  /** After a wait, from an attempt's reply (a late hand-over confirmed, or a retry on a timer). */
+  readonly byReply: number;
+}
+
+/**
+ * Counts the acquisitions of lock `name` by how they came, until the returned function is called.
+ * A wait's 'start' is published only when the first attempt failed, so an acquisition without one
+ * found the lock free.
+ */
+function countAcquisitions(name: string): () => AcquiredBy {
+  const counts = { free: 0, byMessage: 0, byReply: 0 };
+  let waiting = false;
+  const onWait = (message: unknown): void => {
+    const { name: of, phase } = message as { name: string; phase: string };
+    if (of === name && phase === 'start') waiting = true;
+  };
+  const onAcquire = (message: unknown): void => {
+    const { name: of, byMessage } = message as { name: string; byMessage?: boolean };
+    if (of !== name) return;
+    if (!waiting) counts.free++;
+    else if (byMessage) counts.byMessage++;
+    else counts.byReply++;
+    waiting = false;
+  };
+  diagnostics.subscribe('latchkey:lock:wait', onWait);
+  diagnostics.subscribe('latchkey:lock:acquire', onAcquire);
+  return () => {
+    diagnostics.unsubscribe('latchkey:lock:wait', onWait);
+    diagnostics.unsubscribe('latchkey:lock:acquire', onAcquire);
+    return counts;
+  };
 }
 
 const now = (): number => performance.timeOrigin + performance.now();
@@ -89,6 +131,7 @@ async function run(message: RunMessage): Promise<DoneMessage> {
   redis.on('error', () => undefined);
   const session = libraryByName(message.library).open(redis, message);
   const lock = session.lock(message.lockName);
+  const counted = message.library.startsWith('latchkey') ? countAcquisitions(message.lockName) : undefined;
   const intervals: Interval[] = [];
   const pending: number[] = [];
   let failures = 0;
@@ -129,7 +172,8 @@ async function run(message: RunMessage): Promise<DoneMessage> {
   ac.abort();
   await session.close();
   redis.disconnect();
-  return { type: 'done', worker: message.worker, intervals, pending, failures };
+  const acquired = counted?.();
+  return { type: 'done', worker: message.worker, intervals, pending, failures, ...(acquired ? { acquired } : {}) };
 }
 
 process.on('message', (message: RunMessage | ProbeMessage | { type: 'exit' }) => {

@@ -29,7 +29,7 @@ function runBench(): Promise<{ stdout: string; stderr: string }> {
 describe('npm run bench -- --quick', () => {
   it('runs every scenario and library, writes JSON and SVG, and sees no overlapping holders', async () => {
     const { stdout, stderr } = await runBench();
-    assert.match(stderr, /\[5\/5\]/, 'progress is reported while it runs');
+    assert.match(stderr, /\[6\/6\]/, 'progress is reported while it runs');
     const files = readdirSync(out);
     const json = files.find((file) => file.endsWith('.json'));
     assert.ok(json, `no JSON written: ${files.join(', ')}`);
@@ -58,6 +58,9 @@ describe('npm run bench -- --quick', () => {
     for (const row of results.contention) {
       assert.equal(row.overlaps, 0, `${row.library}: two holders overlapped`);
       assert.ok(row.acquisitions > 0, `${row.library}: no acquisition`);
+      // latchkey's rows count their hand-overs: Redis the messages, the workers how each acquisition came.
+      assert.equal(row.handOvers !== undefined, row.library.startsWith('latchkey'), row.library);
+      if (row.handOvers) assert.ok(row.handOvers.messages > 0 && row.handOvers.byMessage > 0, row.library);
     }
     assert.deepEqual(
       results.watchdog.map((row) => row.library),
@@ -75,10 +78,30 @@ describe('npm run bench -- --quick', () => {
         'redlock',
       ],
     );
+    // Scenario 6: every fault noticed (by renewal at least), no untouched lock's signal aborted.
+    const detection = results.detection ?? [];
+    assert.deepEqual(
+      detection.map((run) => run.detection),
+      results.missing.some((line) => line.includes('lossDetection')) ? ['default'] : ['default', 'renewal'],
+    );
+    for (const run of detection) {
+      assert.deepEqual(
+        run.rows.map((row) => row.fault),
+        ['deletion', 'takeover', 'expiry'],
+      );
+      for (const row of run.rows) assert.equal(row.detected, row.locks, `${run.detection} ${row.fault}`);
+      assert.equal(
+        run.takenOver,
+        run.rows.find((row) => row.fault === 'takeover')!.locks,
+        'every takeover took the lock',
+      );
+      assert.equal(run.falseAlarms, 0, `${run.detection}: a signal aborted for a lock nobody touched`);
+    }
     assert.ok(results.notificationFloors && results.notificationFloors.every((floor) => floor.samples > 0));
     assert.ok(results.targets && results.targets.length > 0, 'the targets are checked');
-    assert.match(stdout, /Targets \(issue 6\)/);
-    for (const heading of ['1. One client', '3. Worker processes', '4. Watchdog', '5. Acquire latency'])
+    assert.match(stdout, /\nTargets\n/);
+    assert.doesNotMatch(stdout, /issue/i, 'no internal issue numbers in the output');
+    for (const heading of ['1. One client', '3. Worker processes', '4. Watchdog', '5. Acquire latency', '6. Lost-lock'])
       assert.ok(stdout.includes(heading), heading);
   });
 });

@@ -3,8 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
 import { contentionStats, mean, percentile, type ContentionStats, type Interval } from '../stats.js';
-import type { DoneMessage, ProbeMessage, RunMessage } from '../worker.js';
+import type { AcquiredBy, DoneMessage, ProbeMessage, RunMessage } from '../worker.js';
 
 /**
  * One process to another through Redis pub/sub, after the listener sat idle for `spacingMs`: the
@@ -27,6 +28,20 @@ export interface ContentionResult extends ContentionStats {
   failures: number;
   /** Waits still unanswered when the run was cut. */
   unanswered: number;
+  /** latchkey rows: how the acquisitions of the whole run (warm-up to cut) came. */
+  handOvers?: HandOverCount;
+}
+
+/** latchkey's hand-overs in one run of scenario 3. */
+export interface HandOverCount extends AcquiredBy {
+  /** Hand-over messages Redis published (each release that found a waiter sends one). */
+  messages: number;
+}
+
+/** PUBLISH calls since CONFIG RESETSTAT, those run inside scripts included. */
+async function publishes(admin: Redis): Promise<number> {
+  const info = await admin.info('commandstats');
+  return Number(/cmdstat_publish:calls=(\d+)/.exec(info)?.[1] ?? 0);
 }
 
 /** How long the workers contend before the measured window opens. */
@@ -54,7 +69,11 @@ export class WorkerPool {
     return new WorkerPool(children);
   }
 
-  /** Runs `workers` of the pool against one lock and gathers their intervals. */
+  /**
+   * Runs `workers` of the pool against one lock and gathers their intervals. With `admin` (a
+   * connection to the same server), a latchkey row also counts its hand-over messages: the run
+   * must then be the only one publishing on that server.
+   */
   async run(
     library: string,
     workers: number,
@@ -62,7 +81,10 @@ export class WorkerPool {
     port: number,
     windowMs: number,
     graceMs: number,
+    admin?: Redis,
   ): Promise<ContentionResult> {
+    const counting = admin !== undefined && library.startsWith('latchkey');
+    if (counting) await admin.config('RESETSTAT');
     // The workers start asking WARM_UP_MS before the window opens: what is measured is the steady
     // state, not each library's first scripts loading (NOSCRIPT), first subscriptions and cold JIT.
     const asking = performance.timeOrigin + performance.now() + 200;
@@ -105,7 +127,18 @@ export class WorkerPool {
         JSON.stringify(intervals),
       );
     const failures = results.reduce((sum, result) => sum + result.failures, 0);
-    return { library, workers, holdMs, ...stats, failures, unanswered: pending.length };
+    const row: ContentionResult = { library, workers, holdMs, ...stats, failures, unanswered: pending.length };
+    if (counting) {
+      const sum = (field: keyof AcquiredBy): number =>
+        results.reduce((total, result) => total + (result.acquired?.[field] ?? 0), 0);
+      row.handOvers = {
+        messages: await publishes(admin),
+        free: sum('free'),
+        byMessage: sum('byMessage'),
+        byReply: sum('byReply'),
+      };
+    }
+    return row;
   }
 
   /** Measures PUBLISH → delivery in another process, between two pool workers, on the shared clock. */
