@@ -93,6 +93,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
         onRenewalError: (error, names) => this.emit('renewalError', error, names),
       }),
       livenesses: new Livenesses((hold, error) => this.emit('lockLost', hold.name, error)),
+      lossWatch: undefined,
       holds: new Map(),
       serially: createSerializer(),
       assertOpen: () => {

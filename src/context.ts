@@ -1,5 +1,6 @@
 import type { Hold } from './engine/key-lock.js';
 import type { Livenesses } from './engine/liveness.js';
+import type { LossWatch } from './engine/loss-watch.js';
 import type { Waiters } from './engine/waiters.js';
 import type { Watchdog } from './engine/watchdog.js';
 import type { ResolvedOptions } from './options.js';
@@ -21,6 +22,8 @@ export interface ClientContext {
   readonly waiters: Waiters;
   readonly watchdog: Watchdog;
   readonly livenesses: Livenesses;
+  /** Server-pushed loss detection, where the connection offers key tracking. */
+  readonly lossWatch: LossWatch | undefined;
   /** Every hold of this client, by key and owner. */
   readonly holds: Map<string, Hold>;
   /** Runs `call` after every earlier call with the same `key` has settled. */
@@ -32,24 +35,35 @@ export interface ClientContext {
 /** A `serially()` over a map of the last call per key. */
 export function createSerializer(): ClientContext['serially'] {
   const last = new Map<string, Promise<unknown>>();
-  return <T>(key: string, call: () => SerialCall<T>): Promise<T> => {
-    let settle!: () => void;
-    const settled = new Promise<void>((resolve) => (settle = resolve));
-    const before = last.get(key);
+  const track = (key: string, settled: Promise<unknown>): void => {
     last.set(key, settled);
-    void settled.then(() => {
+    const done = (): void => {
       if (last.get(key) === settled) last.delete(key);
-    });
-    const start = (): Promise<T> => {
-      try {
-        const current = call();
-        void current.settled.then(settle, settle);
-        return current.result;
-      } catch (error) {
-        settle();
-        return Promise.reject(error);
-      }
     };
-    return before === undefined ? start() : before.then(start);
+    settled.then(done, done);
+  };
+  const start = <T>(call: () => SerialCall<T>): SerialCall<T> => {
+    try {
+      return call();
+    } catch (error) {
+      return { result: Promise.reject(error), settled: Promise.resolve() };
+    }
+  };
+  return <T>(key: string, call: () => SerialCall<T>): Promise<T> => {
+    const before = last.get(key);
+    if (before === undefined) {
+      // The usual case (every acquisition is a new owner): nothing to wait for.
+      const current = start(call);
+      track(key, current.settled);
+      return current.result;
+    }
+    let settle!: () => void;
+    track(key, new Promise<void>((resolve) => (settle = resolve)));
+    const go = (): Promise<T> => {
+      const current = start(call);
+      current.settled.then(settle, settle);
+      return current.result;
+    };
+    return before.then(go, go);
   };
 }

@@ -5,18 +5,22 @@ import type { HeldLock } from './engine/lock-core.js';
  * or call `release()` to unlock.
  */
 export class LockLease implements AsyncDisposable {
-  /** Aborts with `LockLostError` the moment the lock is known to be lost. */
-  readonly signal: AbortSignal;
   /** The fencing token, for locks that issue one. */
   readonly token: bigint | undefined;
+  readonly #held: HeldLock;
   readonly #release: () => Promise<void>;
   #released: Promise<void> | undefined;
 
   /** @internal Made by `acquire()`. */
   constructor(held: HeldLock, release: () => Promise<void>) {
-    this.signal = held.signal;
+    this.#held = held;
     this.token = held.token;
     this.#release = release;
+  }
+
+  /** Aborts with `LockLostError` the moment the lock is known to be lost. */
+  get signal(): AbortSignal {
+    return this.#held.liveness.signal;
   }
 
   /**

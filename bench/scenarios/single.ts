@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { BenchLibrary, BenchSession } from '../libraries.js';
 import { lockKeys } from '../../src/keys.js';
-import { randomId } from '../../src/owner.js';
+import { newOwnerId, randomId } from '../../src/owner.js';
 import { lockAcquire, lockRelease } from '../../src/scripts/index.js';
 import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS } from '../names.js';
 import { median, roundRatios } from '../stats.js';
@@ -64,17 +63,16 @@ export async function floorLoop(
  * none of its JavaScript around the two round trips. The scripts must be loaded.
  */
 export async function lockScriptsLoop(redis: Redis, name: string, until: () => boolean): Promise<number> {
-  const keys = lockKeys('latchkey:', name);
-  const lockQueueKeys = [keys.hash, keys.queue, keys.waiters];
+  const { hash } = lockKeys('latchkey:', name);
+  const clientId = randomId(16);
   // A new owner each pair, as a handle makes one per acquisition.
   let owner = '';
   return pairsUntil(
     () => {
-      owner = `${randomId(16)}:${randomUUID()}`;
-      return redis.evalsha(lockAcquire.sha, 3, ...lockQueueKeys, owner, 30_000);
+      owner = `${clientId}:${newOwnerId()}`;
+      return redis.evalsha(lockAcquire.sha, 1, hash, owner, 30_000);
     },
-    () =>
-      redis.evalsha(lockRelease.sha, 4, ...lockQueueKeys, keys.released(owner), owner, keys.handOverPrefix, 1, 20_000),
+    () => redis.evalsha(lockRelease.sha, 1, hash, owner, 1, 20_000),
     until,
   );
 }

@@ -5,6 +5,7 @@ import {
   permitExpirableSemaphoreKeys,
   readWriteLockKeys,
   semaphoreKeys,
+  fenceCounterKey,
   type KeyKind,
 } from '../keys.js';
 
@@ -124,7 +125,7 @@ export async function readPrimitive(
         ['pttl', keys.hash],
         ['lrange', keys.queue, 0, -1],
         ['hgetall', keys.waiters],
-        ['get', keys.fence],
+        ['get', fenceCounterKey(prefix, name)],
       ]);
       const now = serverMs(time);
       const fields = hash as Record<string, string>;

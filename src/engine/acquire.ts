@@ -69,7 +69,7 @@ export async function acquire<T>(
     for (let round = 0; ; round++) {
       // A wait outlives nothing: shutdown() ends it (a spin wait has no subscription to fail).
       if (round > 0) ctx.assertOpen();
-      const outcome = await wait.attempt(callDeadline, message);
+      const outcome = await acquisition.attempt(callDeadline, message).then(wait.answered, wait.failed);
       if (outcome?.acquired) {
         if (signal?.aborted) throw signal.reason;
         wait.end('acquired');
@@ -125,19 +125,19 @@ class WaitState<T> {
     private readonly failFor: number,
   ) {}
 
-  /** One attempt; a RedisUnavailableError becomes `undefined` until failures last `failFor`. */
-  async attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<T> | undefined> {
-    try {
-      const outcome = await this.acquisition.attempt(deadline, message);
-      this.#firstFailure = undefined;
-      this.#failures = 0;
-      this.failure = undefined;
-      return outcome;
-    } catch (error) {
-      if (!(error instanceof RedisUnavailableError)) throw error;
-      return this.#failed(error);
-    }
-  }
+  /** An attempt answered: failures in a row end. */
+  readonly answered = (outcome: Attempt<T>): Attempt<T> => {
+    this.#firstFailure = undefined;
+    this.#failures = 0;
+    this.failure = undefined;
+    return outcome;
+  };
+
+  /** An attempt failed: a RedisUnavailableError becomes `undefined` until failures last `failFor`. */
+  readonly failed = (error: unknown): undefined => {
+    if (!(error instanceof RedisUnavailableError)) throw error;
+    return this.#failed(error);
+  };
 
   /** Subscribes; a failure to subscribe is ridden out like a failed attempt (the wait polls meanwhile). */
   async join(waiters: Waiters, deadline: number | undefined): Promise<Waiter | undefined> {

@@ -5,16 +5,22 @@ import { withTimeout } from '../redis/script-runner.js';
 import { acquire } from './acquire.js';
 import type { AcquireRequest, Grant, HeldLock, LockBackend, LockStatus, MemberCore } from './lock-core.js';
 import { provenUntil, type Liveness } from './liveness.js';
+import type { Renewal } from './watchdog.js';
 
 /** One owner's holds on one key. */
 export interface Hold {
   count: number;
+  readonly owner: string;
+  /** Its entry in `ctx.holds`. */
+  readonly holdKey: string;
   readonly liveness: Liveness;
   readonly token: bigint | undefined;
   /** When it was granted (local clock), for the hold time reported at the last release. */
   readonly since: number;
-  /** Stops the watchdog renewing it (a no-op when nothing renews it). */
-  stopRenewal: () => void;
+  /** Its place in the watchdog, while renewed. */
+  renewal: Renewal | undefined;
+  /** Stops server-pushed loss detection of it, while watched. */
+  unwatch: (() => void) | undefined;
 }
 
 /**
@@ -41,48 +47,58 @@ export class KeyLock implements MemberCore {
     return this.backend.kind;
   }
 
-  #owner(ownerId: string): string {
-    return `${this.ctx.clientId}:${ownerId}`;
+  /** The Redis owner of `ownerId` and its key in `ctx.holds`. */
+  #who(ownerId: string): { owner: string; holdKey: string } {
+    const owner = `${this.ctx.clientId}:${ownerId}`;
+    return { owner, holdKey: `${this.backend.key}\n${owner}` };
   }
 
-  #holdKey(owner: string): string {
-    return `${this.backend.key}\n${owner}`;
+  #hold(ownerId: string): Hold | undefined {
+    return this.ctx.holds.get(this.#who(ownerId).holdKey);
   }
 
-  holdCount(ownerId: string): number {
-    return this.ctx.holds.get(this.#holdKey(this.#owner(ownerId)))?.count ?? 0;
-  }
-
-  acquire(ownerId: string, request: AcquireRequest): Promise<HeldLock | undefined> {
+  acquire(ownerId: string, request: AcquireRequest, shared = true): Promise<HeldLock | undefined> {
     this.ctx.assertOpen();
-    const owner = this.#owner(ownerId);
-    return this.ctx.serially(this.#holdKey(owner), () => {
-      const held = this.ctx.holds.get(this.#holdKey(owner));
-      const result = held ? this.#reenter(owner, held, request) : this.#acquireFresh(owner, request);
+    const { owner, holdKey } = this.#who(ownerId);
+    const call = (): Promise<HeldLock | undefined> => {
+      const held = this.ctx.holds.get(holdKey);
+      return held ? this.#reenter(held, request) : this.#acquireFresh(owner, holdKey, request);
+    };
+    if (!shared) return call();
+    return this.ctx.serially(holdKey, () => {
+      const result = call();
       return { result, settled: result };
     });
   }
 
-  async #acquireFresh(owner: string, request: AcquireRequest): Promise<HeldLock | undefined> {
+  async #acquireFresh(owner: string, holdKey: string, request: AcquireRequest): Promise<HeldLock | undefined> {
     const leaseMs = request.leaseTime ?? watchdogLease(this.ctx);
     const started = Date.now();
     const grant = await acquire(this.backend.begin(owner, leaseMs), this.ctx, request);
     if (!grant) return undefined;
+    const { name, kind, key } = this.backend;
     const liveness = this.ctx.livenesses.create(
-      { name: this.name, kind: this.kind, key: this.backend.key, owner },
+      { name, kind, key, owner },
       grant.validUntil,
       request.leaseTime === undefined
         ? 'renewal could not prove it held before its lease ran out'
         : `its leaseTime of ${request.leaseTime} ms ran out`,
       !request.member,
     );
-    const hold: Hold = { count: 1, liveness, token: grant.token, since: grant.since, stopRenewal: () => undefined };
-    this.ctx.holds.set(this.#holdKey(owner), hold);
-    this.#renew(hold, owner, grant, request.leaseTime);
-    const { name, kind, key } = this.backend;
+    const hold: Hold = {
+      count: 1,
+      owner,
+      holdKey,
+      liveness,
+      token: grant.token,
+      since: grant.since,
+      renewal: this.#renewal(liveness, owner, grant, request.leaseTime),
+      unwatch: this.ctx.lossWatch?.watch(liveness, { script: this.backend.checkScript, key, owner }),
+    };
+    this.ctx.holds.set(holdKey, hold);
     const waited = Date.now() - started;
     listening('acquire')?.publish({ name, kind, key, owner, holds: 1, waited, byMessage: grant.byMessage === true });
-    return { signal: liveness.signal, token: grant.token };
+    return { liveness, token: grant.token };
   }
 
   /**
@@ -90,7 +106,7 @@ export class KeyLock implements MemberCore {
    * itself, unless the grant proved less than the lease (a hand-over's short reservation): then
    * the watchdog extends it to the lease's end.
    */
-  #renew(hold: Hold, owner: string, grant: Grant, leaseTime: number | undefined): void {
+  #renewal(liveness: Liveness, owner: string, grant: Grant, leaseTime: number | undefined): Renewal | undefined {
     const { maxLeaseTime } = this.ctx.options;
     const renewUntil =
       leaseTime !== undefined
@@ -98,9 +114,9 @@ export class KeyLock implements MemberCore {
         : maxLeaseTime === undefined
           ? Infinity
           : grant.since + maxLeaseTime;
-    if (grant.validUntil >= provenUntil(renewUntil, 0)) return;
+    if (grant.validUntil >= provenUntil(renewUntil, 0)) return undefined;
     const target = { script: this.backend.renewScript, key: this.backend.key, owner };
-    hold.stopRenewal = this.ctx.watchdog.add(hold.liveness, target, renewUntil);
+    return this.ctx.watchdog.add(liveness, target, renewUntil);
   }
 
   /**
@@ -108,10 +124,11 @@ export class KeyLock implements MemberCore {
    * expired), the loss is reported to the holder (its signal aborts) and this call acquires anew,
    * as any acquisition of a free lock would.
    */
-  async #reenter(owner: string, hold: Hold, request: AcquireRequest): Promise<HeldLock | undefined> {
+  async #reenter(hold: Hold, request: AcquireRequest): Promise<HeldLock | undefined> {
+    const { owner, holdKey } = hold;
     if (!hold.liveness.alive) {
-      this.#forget(owner, hold);
-      return this.#acquireFresh(owner, request);
+      this.#forget(hold);
+      return this.#acquireFresh(owner, holdKey, request);
     }
     const leaseMs = request.leaseTime ?? watchdogLease(this.ctx);
     const until = Date.now() + this.ctx.options.commandTimeout;
@@ -120,54 +137,66 @@ export class KeyLock implements MemberCore {
       grant = await this.backend.reenter(owner, hold.count, leaseMs, until);
     } catch (error) {
       // Unknown whether it counted: make sure it did not, since the caller hears it failed.
-      if (error instanceof RedisUnavailableError) this.#settleInBackground(owner, hold, hold.count + 1);
+      if (error instanceof RedisUnavailableError) this.#settleInBackground(hold, hold.count + 1);
       throw error;
     }
     if (grant === null) {
       hold.liveness.lose('it was gone when this owner entered it again');
-      this.#forget(owner, hold);
-      return this.#acquireFresh(owner, request);
+      this.#forget(hold);
+      return this.#acquireFresh(owner, holdKey, request);
     }
     hold.count++;
     hold.liveness.confirm(grant.validUntil);
     const { name, kind, key } = this.backend;
     listening('acquire')?.publish({ name, kind, key, owner, holds: hold.count, waited: 0 });
-    return { signal: hold.liveness.signal, token: hold.token };
+    return { liveness: hold.liveness, token: hold.token };
   }
 
-  release(ownerId: string): Promise<void> {
+  release(ownerId: string, shared = true): Promise<number> {
     this.ctx.assertOpen();
-    const owner = this.#owner(ownerId);
-    return this.ctx.serially(this.#holdKey(owner), () => {
-      const hold = this.ctx.holds.get(this.#holdKey(owner));
-      if (!hold) {
-        const result = Promise.reject(this.#notHeld(owner));
-        return { result, settled: Promise.resolve() };
-      }
-      const settled = this.#release(owner, hold);
-      const limit = this.ctx.options.commandTimeout;
-      const result = withTimeout(settled, limit, () => unknownRelease(this.name, limit));
+    const { owner, holdKey } = this.#who(ownerId);
+    if (!shared) return this.#releaseNow(owner, holdKey).result;
+    return this.ctx.serially(holdKey, () => {
+      const { result, settled } = this.#releaseNow(owner, holdKey);
       return { result, settled: settled.catch(() => undefined) };
     });
   }
 
   /**
-   * Gives one hold back. The last one stops renewal first (renewal racing the release must not
-   * report it lost). A release whose reply was lost is sent again until its outcome is known or
-   * the hold's proven time ends: the caller may hear RedisUnavailableError after commandTimeout,
-   * but the release goes on, so the lock is handed over as soon as Redis answers.
+   * A last release is bounded by commandTimeout already (see #release); one that leaves holds
+   * goes on longer (`settled`), while the caller hears after commandTimeout (`result`).
    */
-  async #release(owner: string, hold: Hold): Promise<void> {
+  #releaseNow(owner: string, holdKey: string): { result: Promise<number>; settled: Promise<number> } {
+    const hold = this.ctx.holds.get(holdKey);
+    if (!hold) {
+      const refused = Promise.reject(this.#notHeld(owner));
+      return { result: refused, settled: refused };
+    }
+    const final = hold.count === 1;
+    const settled = this.#release(hold);
+    const limit = this.ctx.options.commandTimeout;
+    const result = final ? settled : withTimeout(settled, limit, () => unknownRelease(this.name, limit));
+    return { result, settled };
+  }
+
+  /**
+   * Gives one hold back. The last one stops renewal and loss detection first (racing the release,
+   * they would report it lost). A release whose reply was lost is sent again until its outcome is
+   * known: the caller may hear RedisUnavailableError after commandTimeout, but the release goes
+   * on, so the lock is handed over as soon as Redis answers.
+   */
+  async #release(hold: Hold): Promise<number> {
+    const { owner } = hold;
     const lost = hold.liveness.lostError;
     if (lost) {
-      this.#forget(owner, hold);
+      this.#forget(hold);
       // Lost as far as this process can prove; should Redis still hold it, let it go at once.
       const until = Date.now() + this.ctx.options.commandTimeout;
       this.backend.release(owner, hold.count, until).catch(() => undefined);
       throw lost;
     }
     const final = hold.count === 1;
-    if (final) hold.stopRenewal();
+    if (final) this.#stopKeeping(hold);
     // A last release is retried for commandTimeout, then the lock is left to its lease; one that
     // leaves holds is retried while they are proven (renewal goes on meanwhile).
     const soon = Date.now() + this.ctx.options.commandTimeout;
@@ -176,19 +205,16 @@ export class KeyLock implements MemberCore {
     try {
       left = await this.backend.release(owner, hold.count, until);
     } catch (error) {
-      if (final) {
-        // Never learned: the lock expires with its lease; nobody renews it now.
-        hold.liveness.end();
-        this.#forget(owner, hold);
-      } else {
-        hold.liveness.lose('a release of one of its holds could not be confirmed', error);
-        this.#forget(owner, hold);
-      }
+      // Never learned. A last hold expires with its lease (nobody renews it now); one that leaves
+      // holds behind cannot be counted on any more.
+      if (final) hold.liveness.end();
+      else hold.liveness.lose('a release of one of its holds could not be confirmed', error);
+      this.#forget(hold);
       throw error;
     }
     if (left < 0) {
       hold.liveness.lose('it was no longer held when released');
-      this.#forget(owner, hold);
+      this.#forget(hold);
       throw hold.liveness.lostError;
     }
     hold.count = left;
@@ -197,24 +223,33 @@ export class KeyLock implements MemberCore {
     listening('release')?.publish({ name, kind, key, owner, holds: left, held });
     if (left === 0) {
       hold.liveness.end();
-      this.#forget(owner, hold);
+      this.#forget(hold);
     }
+    return left;
   }
 
   /** Brings the owner's count in Redis back to `holds - 1` after a re-entry whose outcome was lost. */
-  #settleInBackground(owner: string, hold: Hold, holds: number): void {
-    void this.ctx.serially(this.#holdKey(owner), () => {
+  #settleInBackground(hold: Hold, holds: number): void {
+    void this.ctx.serially(hold.holdKey, () => {
       const until = Math.max(hold.liveness.validUntil, Date.now() + this.ctx.options.commandTimeout);
       const settled = this.backend
-        .release(owner, holds, until)
+        .release(hold.owner, holds, until)
         .catch((error: unknown) => hold.liveness.lose('its hold count could not be confirmed', error));
       return { result: settled, settled };
     });
   }
 
-  #forget(owner: string, hold: Hold): void {
-    hold.stopRenewal();
-    if (this.ctx.holds.get(this.#holdKey(owner)) === hold) this.ctx.holds.delete(this.#holdKey(owner));
+  /** Nothing renews or watches the hold any more. */
+  #stopKeeping(hold: Hold): void {
+    if (hold.renewal) this.ctx.watchdog.remove(hold.renewal);
+    hold.renewal = undefined;
+    hold.unwatch?.();
+    hold.unwatch = undefined;
+  }
+
+  #forget(hold: Hold): void {
+    this.#stopKeeping(hold);
+    if (this.ctx.holds.get(hold.holdKey) === hold) this.ctx.holds.delete(hold.holdKey);
   }
 
   #notHeld(owner: string): LockNotHeldError {
@@ -223,23 +258,23 @@ export class KeyLock implements MemberCore {
 
   /** Sets the lease of `ownerId`'s hold to `leaseMs` from now (MultiLock's last step); false when not held. */
   async setLease(ownerId: string, leaseMs: number): Promise<boolean> {
-    const owner = this.#owner(ownerId);
-    const hold = this.ctx.holds.get(this.#holdKey(owner));
+    const hold = this.#hold(ownerId);
     if (!hold?.liveness.alive) return false;
     const sentAt = Date.now();
-    const reply = await this.ctx.run(this.backend.renewScript, [this.backend.key], [owner, leaseMs]);
+    const reply = await this.ctx.run(this.backend.renewScript, [this.backend.key], [hold.owner, leaseMs]);
     if (!Array.isArray(reply) || reply[0] !== 1) return false;
     hold.liveness.reprove(provenUntil(sentAt, leaseMs));
     return true;
   }
 
   stopRenewing(ownerId: string): void {
-    this.ctx.holds.get(this.#holdKey(this.#owner(ownerId)))?.stopRenewal();
+    const hold = this.#hold(ownerId);
+    if (hold) this.#stopKeeping(hold);
   }
 
   /** The Liveness of `ownerId`'s hold (MultiLock follows its members). */
   livenessOf(ownerId: string): Liveness | undefined {
-    return this.ctx.holds.get(this.#holdKey(this.#owner(ownerId)))?.liveness;
+    return this.#hold(ownerId)?.liveness;
   }
 
   forceUnlock(): Promise<boolean> {
@@ -249,7 +284,7 @@ export class KeyLock implements MemberCore {
 
   status(ownerId: string): Promise<LockStatus> {
     this.ctx.assertOpen();
-    return this.backend.status(this.#owner(ownerId));
+    return this.backend.status(this.#who(ownerId).owner);
   }
 }
 

@@ -20,11 +20,11 @@ export interface HoldIdentity {
  */
 export class Liveness {
   #validUntil: number;
-  #timer: LongTimer | undefined;
   #controller: AbortController | undefined;
   #lost: LockLostError | undefined;
   #ended = false;
-  readonly #watchers = new Set<() => void>();
+  /** Made on first use: most holds are watched by nobody (a MultiLock follows its members). */
+  #watchers: Set<() => void> | undefined;
 
   constructor(
     readonly hold: HoldIdentity,
@@ -36,7 +36,6 @@ export class Liveness {
     private readonly announce = true,
   ) {
     this.#validUntil = validUntil;
-    this.#arm();
   }
 
   /** Aborts with the LockLostError once the hold is known lost. Made on first use. */
@@ -67,18 +66,19 @@ export class Liveness {
   confirm(until: number): void {
     if (until <= this.#validUntil || !this.alive) return;
     this.#validUntil = until;
-    for (const watcher of this.#watchers) watcher();
+    this.#notify();
   }
 
   /** Sets the proven end outright, earlier too (a group that lost a member proves less). */
   reprove(until: number): void {
     if (!this.alive || until === this.#validUntil) return;
-    const earlier = until < this.#validUntil;
     this.#validUntil = until;
-    if (earlier) {
-      this.#timer?.cancel();
-      this.#arm();
-    }
+    this.registry.provenUntil(until);
+  }
+
+  /** The registry's clock: lost when its proven time has run out by `now`. */
+  expireBy(now: number): void {
+    if (this.alive && now >= this.#validUntil) this.lose(this.expiredWhy);
   }
 
   /** The hold is known gone: the signal aborts and the client reports `lockLost` (unless `quietly`). */
@@ -86,41 +86,31 @@ export class Liveness {
     if (!this.alive) return;
     const { name, kind, key, owner } = this.hold;
     this.#lost = new LockLostError(`Lock "${name}" was lost: ${why}`, cause === undefined ? undefined : { cause });
-    this.#stop();
+    this.registry.forget(this);
     this.#controller?.abort(this.#lost);
     if (!quietly && this.announce) {
       listening('lost')?.publish({ name, kind, key, owner, reason: this.#lost.message });
       this.registry.reportLost(this.hold, this.#lost);
     }
-    for (const watcher of this.#watchers) watcher();
+    this.#notify();
   }
 
   /** Released: from now on it is never reported lost. */
   end(): void {
     if (!this.alive) return;
     this.#ended = true;
-    this.#stop();
-    for (const watcher of this.#watchers) watcher();
+    this.registry.forget(this);
+    this.#notify();
   }
 
   /** Calls `watcher` whenever this liveness is confirmed further, lost or ended. */
   watch(watcher: () => void): () => void {
-    this.#watchers.add(watcher);
-    return () => this.#watchers.delete(watcher);
+    (this.#watchers ??= new Set()).add(watcher);
+    return () => this.#watchers?.delete(watcher);
   }
 
-  // The timer is not moved by every renewal: when it fires early it re-arms for the new end.
-  #arm(): void {
-    this.#timer = setLongTimeout(() => {
-      if (!this.alive) return;
-      if (Date.now() < this.#validUntil) this.#arm();
-      else this.lose(this.expiredWhy);
-    }, this.#validUntil - Date.now());
-  }
-
-  #stop(): void {
-    this.#timer?.cancel();
-    this.registry.forget(this);
+  #notify(): void {
+    if (this.#watchers) for (const watcher of this.#watchers) watcher();
   }
 }
 
@@ -130,12 +120,20 @@ export class Liveness {
  */
 export class Livenesses {
   readonly #live = new Set<Liveness>();
+  /**
+   * One clock for every hold of the client, set for the earliest proven end: a hold taken and
+   * released in a loop costs no timer of its own. Renewals move ends later without touching it;
+   * when it fires it finds the earliest end again.
+   */
+  #timer: LongTimer | undefined;
+  #timerAt = Infinity;
 
   constructor(readonly reportLost: (hold: HoldIdentity, error: LockLostError) => void) {}
 
   create(hold: HoldIdentity, validUntil: number, expiredWhy: string, announce = true): Liveness {
     const liveness = new Liveness(hold, validUntil, expiredWhy, this, announce);
     this.#live.add(liveness);
+    this.provenUntil(validUntil);
     return liveness;
   }
 
@@ -143,8 +141,30 @@ export class Livenesses {
     this.#live.delete(liveness);
   }
 
+  /** A hold is proven until `at` (now or after a change): the clock must not ring later than that. */
+  provenUntil(at: number): void {
+    if (at >= this.#timerAt) return;
+    this.#timer?.cancel();
+    this.#timerAt = at;
+    this.#timer = setLongTimeout(() => this.#ring(), at - Date.now());
+  }
+
+  #ring(): void {
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    const now = Date.now();
+    let next = Infinity;
+    for (const liveness of [...this.#live]) {
+      liveness.expireBy(now);
+      if (liveness.alive) next = Math.min(next, liveness.validUntil);
+    }
+    if (next < Infinity) this.provenUntil(next);
+  }
+
   /** Client shutdown: every hold's signal aborts, without `lockLost` events. */
   abandonAll(why: string): void {
+    this.#timer?.cancel();
+    this.#timerAt = -Infinity; // never again
     for (const liveness of [...this.#live]) liveness.lose(why, undefined, true);
   }
 

@@ -25,8 +25,8 @@ export interface AcquireRequest {
 
 /** What an acquisition gives its caller. */
 export interface HeldLock {
-  /** Aborts with LockLostError once the hold is known lost. */
-  readonly signal: AbortSignal;
+  /** The hold's Liveness: its `signal` aborts with LockLostError once the hold is known lost. */
+  readonly liveness: Liveness;
   /** The fencing token, for locks that issue one. */
   readonly token?: bigint;
 }
@@ -40,12 +40,17 @@ export interface LockCore {
   readonly kind: LockKind;
   /** An acquisition by owner X makes these re-enter for X inside the holder's callback. */
   readonly identities: readonly string[];
-  /** Acquires for `ownerId` (re-enters when it holds the lock); undefined when the deadline passed first. */
-  acquire(ownerId: string, request: AcquireRequest): Promise<HeldLock | undefined>;
-  /** Releases one hold of `ownerId`: LockNotHeldError when it holds none, LockLostError when it was lost. */
-  release(ownerId: string): Promise<void>;
-  /** `ownerId`'s holds as this process knows them. */
-  holdCount(ownerId: string): number;
+  /**
+   * Acquires for `ownerId` (re-enters when it holds the lock); undefined when the deadline passed
+   * first. `shared`: other calls may use this owner at the same time (a scope's, a holder
+   * callback's), so calls of this owner must wait for each other; a new owner of one call is not.
+   */
+  acquire(ownerId: string, request: AcquireRequest, shared?: boolean): Promise<HeldLock | undefined>;
+  /**
+   * Releases one hold of `ownerId` (`shared` as for acquire); resolves with the holds left.
+   * LockNotHeldError when it holds none, LockLostError when it was lost.
+   */
+  release(ownerId: string, shared?: boolean): Promise<number>;
   forceUnlock(): Promise<boolean>;
   status(ownerId: string): Promise<LockStatus>;
 }
@@ -84,6 +89,8 @@ export interface LockBackend {
   readonly identity: string;
   /** Batch renewal script (see RenewalTarget). */
   readonly renewScript: LuaScript;
+  /** Batch read-only check that each owner still holds its key (see LossCheck). */
+  readonly checkScript: LuaScript;
   /** One acquisition for `owner`, who holds nothing. */
   begin(owner: string, leaseMs: number): Acquisition<Grant>;
   /** `owner` holds `holds`: take one more and set the lease; null when it holds none any more. */

@@ -18,7 +18,11 @@ const LOCK_OPTIONS = ['leaseTime', 'signal'] as const;
 const TRY_LOCK_OPTIONS = ['waitTime', 'leaseTime', 'signal'] as const;
 
 /** Checks the options of lock() (no waitTime: wait until acquired) or tryLock() & co. */
+/** `lock()` without options: nothing to check. */
+const NO_OPTIONS: AcquireRequest = Object.freeze({});
+
 export function toRequest(options: unknown, withWait: boolean): AcquireRequest & { readonly waitTime?: number } {
+  if (options === undefined) return NO_OPTIONS;
   const given = checkOptions<TryLockOptions>(options, withWait ? TRY_LOCK_OPTIONS : LOCK_OPTIONS);
   const waitTime = checkOptionalDuration(given.waitTime, 'waitTime');
   return {
@@ -71,29 +75,29 @@ export class LockHandle implements Lock {
   protected async take(
     request: AcquireRequest,
     record: boolean,
-  ): Promise<{ owner: string; held: HeldLock } | undefined> {
+  ): Promise<{ owner: string; held: HeldLock; shared: boolean } | undefined> {
     const context = this.#contextOwner();
     const owner = context ?? newOwnerId();
-    const held = await this.core.acquire(owner, request);
+    // A new owner is this call's alone: nothing else can use it before it returns.
+    const held = await this.core.acquire(owner, request, context !== undefined);
     if (held === undefined) return undefined;
     if (record && context === undefined) this.#acquisitions.push(owner);
-    return { owner, held };
+    return { owner, held, shared: context !== undefined };
   }
 
   async unlock(): Promise<void> {
     const context = this.#contextOwner();
-    const owner = context ?? this.#acquisitions.at(-1);
+    if (context !== undefined) {
+      await this.core.release(context);
+      return;
+    }
+    // Taken off the handle first, so that another unlock() meanwhile releases another acquisition
+    // (or says none is held). An acquisition outside a context holds the lock once.
+    const owner = this.#acquisitions.pop();
     if (owner === undefined) {
       throw new LockNotHeldError(`Cannot unlock "${this.name}": it is not held by owner of this handle or callback`);
     }
-    try {
-      await this.core.release(owner);
-    } finally {
-      if (context === undefined && this.core.holdCount(owner) === 0) {
-        const index = this.#acquisitions.lastIndexOf(owner);
-        if (index !== -1) this.#acquisitions.splice(index, 1);
-      }
-    }
+    await this.core.release(owner, false);
   }
 
   forceUnlock(): Promise<boolean> {
@@ -123,7 +127,7 @@ export class LockHandle implements Lock {
     let result: T;
     try {
       // Inside fn this lock re-enters for its owner; any other lock is a new owner as usual.
-      result = await runHolding(this.core.identities, owner, () => fn(held.signal));
+      result = await runHolding(this.core.identities, owner, () => fn(held.liveness.signal));
     } catch (error) {
       await this.core.release(owner).catch(() => undefined);
       throw error;
@@ -134,13 +138,13 @@ export class LockHandle implements Lock {
   }
 
   async acquire(options?: TryLockOptions): Promise<LockLease> {
-    const { owner, held } = await this.#acquireOrTimeout(toRequest(options, true));
-    return new LockLease(held, () => this.core.release(owner));
+    const { owner, held, shared } = await this.#acquireOrTimeout(toRequest(options, true));
+    return new LockLease(held, async () => void (await this.core.release(owner, shared)));
   }
 
   async #acquireOrTimeout(
     request: AcquireRequest & { readonly waitTime?: number },
-  ): Promise<{ owner: string; held: HeldLock }> {
+  ): Promise<{ owner: string; held: HeldLock; shared: boolean }> {
     const taken = await this.take(request, false);
     if (!taken) {
       throw new LockAcquireTimeoutError(`Could not acquire lock "${this.name}" within waitTime ${request.waitTime} ms`);

@@ -15,7 +15,8 @@ export interface RenewalTarget {
   readonly owner: string;
 }
 
-interface Entry {
+/** One hold the watchdog renews; `Watchdog.remove()` takes it out. */
+export interface Renewal {
   readonly liveness: Liveness;
   readonly target: RenewalTarget;
   /** The hold is not extended past this (its fixed lease's end, or maxLeaseTime). */
@@ -43,7 +44,7 @@ const BATCH_SIZE = 1_000;
  * each hold's Liveness, which decides whether the hold is lost.
  */
 export class Watchdog {
-  readonly #entries = new Set<Entry>();
+  readonly #entries = new Set<Renewal>();
   #timer: LongTimer | undefined;
   #timerAt = Infinity;
   #stopped = false;
@@ -53,23 +54,28 @@ export class Watchdog {
   /**
    * Renews `liveness` until `renewUntil` (Infinity: until removed). Returns what stops renewing it.
    */
-  add(liveness: Liveness, target: RenewalTarget, renewUntil = Infinity): () => void {
-    const entry: Entry = { liveness, target, renewUntil, renewAt: renewalDue(Date.now(), liveness), removed: false };
-    this.#entries.add(entry);
-    this.#schedule(entry.renewAt);
-    const remove = (): void => {
-      entry.removed = true;
-      this.#entries.delete(entry);
-      stopWatching();
+  add(liveness: Liveness, target: RenewalTarget, renewUntil = Infinity): Renewal {
+    const renewal: Renewal = {
+      liveness,
+      target,
+      renewUntil,
+      renewAt: renewalDue(Date.now(), liveness),
+      removed: false,
     };
-    // Lost or released: nothing left to renew.
-    const stopWatching = liveness.watch(() => {
-      if (!liveness.alive) remove();
-    });
-    return remove;
+    this.#entries.add(renewal);
+    this.#schedule(renewal.renewAt);
+    return renewal;
   }
 
+  /** Stops renewing (released, or given up); removing twice is harmless. A lost hold drops out by itself. */
+  remove(renewal: Renewal): void {
+    renewal.removed = true;
+    this.#entries.delete(renewal);
+  }
+
+  /** Holds renewed now. */
   get size(): number {
+    for (const renewal of this.#entries) if (!renewal.liveness.alive) this.remove(renewal);
     return this.#entries.size;
   }
 
@@ -92,17 +98,17 @@ export class Watchdog {
   async #round(horizon: number): Promise<void> {
     this.#timer?.cancel();
     this.#timerAt = Infinity;
-    const batches = new Map<string, Entry[]>();
-    for (const entry of this.#entries) {
-      if (!entry.liveness.alive) {
-        this.#entries.delete(entry);
+    const batches = new Map<string, Renewal[]>();
+    for (const renewal of this.#entries) {
+      if (!renewal.liveness.alive) {
+        this.#entries.delete(renewal);
         continue;
       }
-      if (entry.renewAt > horizon) continue;
-      const group = `${entry.target.script.sha}|${this.options.batchGroup(entry.target.key)}`;
+      if (renewal.renewAt > horizon) continue;
+      const group = `${renewal.target.script.sha}|${this.options.batchGroup(renewal.target.key)}`;
       const batch = batches.get(group) ?? [];
       if (batch.length === 0) batches.set(group, batch);
-      batch.push(entry);
+      batch.push(renewal);
     }
     const calls: Promise<void>[] = [];
     for (const batch of batches.values()) {
@@ -110,51 +116,54 @@ export class Watchdog {
     }
     await Promise.all(calls);
     let next = Infinity;
-    for (const entry of this.#entries) next = Math.min(next, entry.renewAt);
+    for (const renewal of this.#entries) next = Math.min(next, renewal.renewAt);
     this.#schedule(next);
   }
 
-  async #renew(batch: Entry[]): Promise<void> {
+  async #renew(batch: Renewal[]): Promise<void> {
     const sentAt = Date.now();
-    const leases = batch.map((entry) => Math.max(1, Math.min(this.options.watchdogTimeout, entry.renewUntil - sentAt)));
-    const args = batch.flatMap((entry, i) => [entry.target.owner, leases[i]!]);
+    const leases = batch.map((renewal) =>
+      Math.max(1, Math.min(this.options.watchdogTimeout, renewal.renewUntil - sentAt)),
+    );
+    const args = batch.flatMap((renewal, i) => [renewal.target.owner, leases[i]!]);
     // A renewal that gets no answer gives up halfway to the earliest lease it protects, so that
     // there is time to try again before the hold is lost.
-    const earliest = Math.min(...batch.map((entry) => entry.liveness.validUntil));
+    const earliest = Math.min(...batch.map((renewal) => renewal.liveness.validUntil));
     const deadline = sentAt + Math.max(0, earliest - sentAt) / 2;
     try {
       const reply = await this.options.run(
         batch[0]!.target.script,
-        batch.map((entry) => entry.target.key),
+        batch.map((renewal) => renewal.target.key),
         args,
         deadline,
       );
       const renewed = Array.isArray(reply) ? reply : [];
-      batch.forEach((entry, i) => {
-        if (entry.removed) return; // released meanwhile: whatever Redis said is no news
-        if (renewed[i] !== 1) return entry.liveness.lose('renewal found it no longer held');
-        entry.liveness.confirm(provenUntil(sentAt, leases[i]!));
-        listening('renew')?.publish({ ...entry.liveness.hold });
-        this.#afterRenewal(entry, sentAt);
+      batch.forEach((renewal, i) => {
+        if (renewal.removed) return; // released meanwhile: whatever Redis said is no news
+        if (renewed[i] !== 1) return renewal.liveness.lose('renewal found it no longer held');
+        renewal.liveness.confirm(provenUntil(sentAt, leases[i]!));
+        listening('renew')?.publish({ ...renewal.liveness.hold });
+        this.#afterRenewal(renewal, sentAt);
       });
     } catch (error) {
       this.options.onRenewalError(
         error,
-        batch.map((entry) => entry.liveness.hold.name),
+        batch.map((renewal) => renewal.liveness.hold.name),
       );
       // Try again soon; the Liveness reports the hold lost if its proven time runs out first.
       const retryAt = Date.now() + Math.min(1_000, this.#period());
-      for (const entry of batch) entry.renewAt = Math.min(retryAt, Math.max(Date.now(), entry.liveness.validUntil - 1));
+      for (const renewal of batch)
+        renewal.renewAt = Math.min(retryAt, Math.max(Date.now(), renewal.liveness.validUntil - 1));
     }
   }
 
-  #afterRenewal(entry: Entry, sentAt: number): void {
-    if (entry.liveness.validUntil >= provenUntil(entry.renewUntil, 0)) {
+  #afterRenewal(renewal: Renewal, sentAt: number): void {
+    if (renewal.liveness.validUntil >= provenUntil(renewal.renewUntil, 0)) {
       // Proven to its end: nothing left to renew; its Liveness ends it when the time comes.
-      entry.removed = true;
-      this.#entries.delete(entry);
+      renewal.removed = true;
+      this.#entries.delete(renewal);
     } else {
-      entry.renewAt = renewalDue(sentAt, entry.liveness);
+      renewal.renewAt = renewalDue(sentAt, renewal.liveness);
     }
   }
 

@@ -3,7 +3,7 @@ import { KeyLock } from '../engine/key-lock.js';
 import type { LockBackend } from '../engine/lock-core.js';
 import { LockHandle, toRequest } from '../engine/lock-handle.js';
 import { LockNotHeldError } from '../errors.js';
-import { lockKeys } from '../keys.js';
+import { fenceCounterKey, lockKeys } from '../keys.js';
 import type { Lock } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
 import { fencedLockIssue, fencedLockToken } from '../scripts/index.js';
@@ -32,13 +32,20 @@ export interface FencedLock extends Lock {
  */
 function fencedBackend(ctx: ClientContext, name: string): LockBackend {
   const base = lockBackend(ctx, name, 'fenced-lock', { queue: true });
-  const { fence, legacyFence } = lockKeys(ctx.options.keyPrefix, name);
+  const { legacyFence } = lockKeys(ctx.options.keyPrefix, name);
+  const fence = fenceCounterKey(ctx.options.keyPrefix, name);
   return {
     ...base,
     begin(owner, leaseMs) {
       const acquisition = base.begin(owner, leaseMs);
       return {
-        ...acquisition,
+        name: acquisition.name,
+        kind: acquisition.kind,
+        channel: acquisition.channel,
+        get waitId() {
+          return acquisition.waitId;
+        },
+        giveUp: () => acquisition.giveUp(),
         async attempt(deadline, message) {
           const taken = await acquisition.attempt(deadline, message);
           if (!taken.acquired) return taken;

@@ -9,10 +9,12 @@ import type { Lock } from '../lock.js';
 import { newOwnerId } from '../owner.js';
 import { runUntilKnown } from '../redis/script-runner.js';
 import {
+  lockCheck,
   lockReenter,
   lockRenew,
   lockStatus,
   readWriteLockReadAcquire,
+  readWriteLockReadCheck,
   readWriteLockReadForceUnlock,
   readWriteLockReadRelease,
   readWriteLockReadRenew,
@@ -101,6 +103,7 @@ function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
     ...side(ctx, k, 'read', name),
     key: k.read,
     renewScript: readWriteLockReadRenew,
+    checkScript: readWriteLockReadCheck,
     begin(owner, leaseMs) {
       return {
         name,
@@ -145,6 +148,7 @@ function writeBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend 
     key: k.write,
     // The write hash has the plain lock's shape: its renewals share the plain lock's batches.
     renewScript: lockRenew,
+    checkScript: lockCheck,
     begin(owner, leaseMs) {
       return {
         name,

@@ -1,6 +1,6 @@
 import type { ClientContext } from '../context.js';
 import type { LockKind } from '../diagnostics.js';
-import type { Attempt } from '../engine/acquire.js';
+import type { Acquisition, Attempt } from '../engine/acquire.js';
 import { KeyLock } from '../engine/key-lock.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import type { Grant, LockBackend, LockStatus } from '../engine/lock-core.js';
@@ -9,6 +9,7 @@ import { lockKeys } from '../keys.js';
 import { runUntilKnown } from '../redis/script-runner.js';
 import {
   lockAcquire,
+  lockCheck,
   lockForceUnlock,
   lockLeave,
   lockReenter,
@@ -49,57 +50,16 @@ export type LockWaitStyle =
  */
 export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, style: LockWaitStyle): LockBackend {
   const keys = lockKeys(ctx.options.keyPrefix, name);
-  const queueKeys = [keys.hash, keys.queue, keys.waiters];
+  // The scripts find the queue, the waiters, the hand-over channel and the release markers by the
+  // lock hash's name (keys.ts names them the same way): every call carries one key.
+  const lockKey = [keys.hash];
   const { run } = ctx;
   const { fairWaiterTimeout, commandTimeout } = ctx.options;
   const refreshEvery = Math.max(1, Math.floor(fairWaiterTimeout / 3));
   /** Hand-overs to this client's waiters arrive here. */
   const handOverChannel = `${keys.handOverPrefix}:${ctx.clientId}`;
 
-  const begin = (owner: string, leaseMs: number) => {
-    const waitId = (++waitCount).toString(36);
-    // A dead waiter's place lapses after fairWaiterTimeout: a lock handed to it is kept no longer.
-    const reserve = Math.min(leaseMs, fairWaiterTimeout);
-    /** When each queued attempt of this wait was sent, by ticket (the last few). */
-    const sent = new Map<string, number>();
-    let attempts = 0;
-    const granted = (since: number, leased: number, byMessage = false): Attempt<Grant> => {
-      const validUntil = provenUntil(since, leased);
-      // A reply that came after the lease it set ran out grants nothing: try again.
-      if (validUntil <= Date.now()) return { acquired: false, retryIn: 0 };
-      return { acquired: true, value: { since, validUntil, byMessage } };
-    };
-    return {
-      name,
-      kind,
-      channel: style.queue ? handOverChannel : undefined,
-      waitId,
-      pause: style.queue ? undefined : style.pause,
-      async attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<Grant>> {
-        const handedAt = message === undefined ? undefined : sent.get(message);
-        if (handedAt !== undefined && provenUntil(handedAt, reserve) > Date.now() + HAND_OVER_MARGIN_MS) {
-          return granted(handedAt, reserve, true);
-        }
-        // The first attempt is a plain try; once the wait listens for hand-overs it queues.
-        const queue = style.queue && attempts++ > 0;
-        const sentAt = Date.now();
-        let args: (string | number)[] = [owner, leaseMs];
-        if (queue) {
-          const ticket = String(attempts);
-          sent.set(ticket, sentAt);
-          if (sent.size > 8) sent.delete(sent.keys().next().value!);
-          args = [owner, leaseMs, fairWaiterTimeout, reserve, waitId, ticket];
-        }
-        const ttl = await run(lockAcquire, queueKeys, args, deadline);
-        if (ttl === null) return granted(sentAt, leaseMs);
-        // A queued waiter comes back before its place lapses, even while the holder's lease runs long.
-        return { acquired: false, retryIn: queue ? Math.min(Number(ttl), refreshEvery) : Number(ttl) };
-      },
-      async giveUp(): Promise<void> {
-        await run(lockLeave, queueKeys, [owner, keys.handOverPrefix], Date.now() + LEAVE_TIMEOUT_MS);
-      },
-    };
-  };
+  const setup: LockSetup = { ctx, lockKey, name, kind, style, handOverChannel, refreshEvery };
 
   return {
     name,
@@ -107,7 +67,8 @@ export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, st
     key: keys.hash,
     identity: `${ctx.clientId}|${keys.hash}`,
     renewScript: lockRenew,
-    begin,
+    checkScript: lockCheck,
+    begin: (owner, leaseMs) => new LockAcquisition(setup, owner, leaseMs),
     async reenter(owner, holds, leaseMs, until) {
       const sentAt = Date.now();
       const reply = await runUntilKnown(run, lockReenter, [keys.hash], [owner, holds, leaseMs], until);
@@ -116,20 +77,104 @@ export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, st
     async release(owner, holds, until) {
       // The marker must outlive every repeat of this call: they all run before `until`.
       const keep = Math.max(0, until - Date.now()) + commandTimeout;
-      const releaseKeys = [...queueKeys, keys.released(owner)];
-      const args = [owner, keys.handOverPrefix, holds, keep];
-      return Number(await runUntilKnown(run, lockRelease, releaseKeys, args, until));
+      const args = [owner, holds, keep];
+      return Number(await runUntilKnown(run, lockRelease, lockKey, args, until));
     },
     async forceUnlock() {
-      const marker = keys.released(`force:${newOwnerId()}`);
-      const args = [keys.handOverPrefix, 2 * commandTimeout];
+      const args = [newOwnerId(), 2 * commandTimeout];
       const until = Date.now() + commandTimeout;
-      return Number(await runUntilKnown(run, lockForceUnlock, [...queueKeys, marker], args, until)) === 1;
+      return Number(await runUntilKnown(run, lockForceUnlock, lockKey, args, until)) === 1;
     },
     async status(owner) {
       return toStatus(await run(lockStatus, [keys.hash], [owner]));
     },
   };
+}
+
+/** What every acquisition of one lock shares. */
+interface LockSetup {
+  readonly ctx: ClientContext;
+  readonly lockKey: readonly string[];
+  readonly name: string;
+  readonly kind: LockKind;
+  readonly style: LockWaitStyle;
+  readonly handOverChannel: string;
+  readonly refreshEvery: number;
+}
+
+/** One acquisition of the lock by one owner: its attempts, and the tickets of those that queued. */
+class LockAcquisition implements Acquisition<Grant> {
+  #attempts = 0;
+  #waitId: string | undefined;
+  /** When each queued attempt was sent, by ticket (the last few). */
+  #sent: Map<string, number> | undefined;
+  /** A dead waiter's place lapses after fairWaiterTimeout: a lock handed to it is kept no longer. */
+  readonly #reserve: number;
+
+  constructor(
+    private readonly setup: LockSetup,
+    private readonly owner: string,
+    private readonly leaseMs: number,
+  ) {
+    this.#reserve = Math.min(leaseMs, setup.ctx.options.fairWaiterTimeout);
+  }
+
+  get name(): string {
+    return this.setup.name;
+  }
+
+  get kind(): LockKind {
+    return this.setup.kind;
+  }
+
+  get channel(): string | undefined {
+    return this.setup.style.queue ? this.setup.handOverChannel : undefined;
+  }
+
+  get pause(): ((retry: number) => number) | undefined {
+    return this.setup.style.queue ? undefined : this.setup.style.pause;
+  }
+
+  /** Names this wait in hand-over messages: unique in this process, not secret. */
+  get waitId(): string {
+    return (this.#waitId ??= (++waitCount).toString(36));
+  }
+
+  attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<Grant>> {
+    const handedAt = message === undefined ? undefined : this.#sent?.get(message);
+    if (handedAt !== undefined && provenUntil(handedAt, this.#reserve) > Date.now() + HAND_OVER_MARGIN_MS) {
+      return Promise.resolve(this.#granted(handedAt, this.#reserve, true));
+    }
+    const { ctx, lockKey, style, refreshEvery } = this.setup;
+    // The first attempt is a plain try; once the wait listens for hand-overs it queues.
+    const queue = style.queue && this.#attempts++ > 0;
+    const sentAt = Date.now();
+    let args: (string | number)[] = [this.owner, this.leaseMs];
+    if (queue) {
+      const ticket = String(this.#attempts);
+      const sent = (this.#sent ??= new Map<string, number>());
+      sent.set(ticket, sentAt);
+      if (sent.size > 8) sent.delete(sent.keys().next().value!);
+      const { fairWaiterTimeout } = ctx.options;
+      args = [this.owner, this.leaseMs, fairWaiterTimeout, this.#reserve, this.waitId, ticket];
+    }
+    return ctx.run(lockAcquire, lockKey, args, deadline).then((ttl): Attempt<Grant> => {
+      if (ttl === null) return this.#granted(sentAt, this.leaseMs);
+      // A queued waiter comes back before its place lapses, even while the holder's lease runs long.
+      return { acquired: false, retryIn: queue ? Math.min(Number(ttl), refreshEvery) : Number(ttl) };
+    });
+  }
+
+  async giveUp(): Promise<void> {
+    await this.setup.ctx.run(lockLeave, this.setup.lockKey, [this.owner], Date.now() + LEAVE_TIMEOUT_MS);
+  }
+
+  /** A reply that came after the lease it set ran out grants nothing: try again. */
+  #granted(since: number, leased: number, byMessage = false): Attempt<Grant> {
+    const validUntil = provenUntil(since, leased);
+    if (validUntil <= Date.now()) return { acquired: false, retryIn: 0 };
+    return { acquired: true, value: { since, validUntil, byMessage } };
+  }
 }
 
 /** Reads the `{ exists, holds, ttl }` reply of a status script. */

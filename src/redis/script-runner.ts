@@ -15,14 +15,68 @@ export type ScriptRunner = (
 /** A call cut by a caller's deadline still gets this long, so that the last attempt of a wait can run. */
 export const MIN_CALL_MS = 50;
 
+const noReply = (script: LuaScript, ms: number): RedisUnavailableError =>
+  new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`);
+
 export function createScriptRunner(connection: RedisConnection, commandTimeout: number): ScriptRunner {
+  const inFlight = new CallTimeouts(commandTimeout);
   return (script, keys, args, deadline) => {
-    const limit =
-      deadline === undefined ? commandTimeout : Math.min(commandTimeout, Math.max(MIN_CALL_MS, deadline - Date.now()));
-    return withTimeout(connection.evalScript(script, keys, args), limit, () => {
-      return new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(limit)} ms`);
-    });
+    const call = connection.evalScript(script, keys, args);
+    const limit = deadline === undefined ? commandTimeout : Math.max(MIN_CALL_MS, deadline - Date.now());
+    // Cut sooner by a wait's own deadline: rare enough for a timer of its own.
+    if (limit < commandTimeout) return withTimeout(call, limit, () => noReply(script, limit));
+    return inFlight.bound(call, () => noReply(script, commandTimeout));
   };
+}
+
+/**
+ * Calls that all get the same time limit, on one timer: they time out in the order they were
+ * made. A timer set and cleared per call cost every lock()/unlock() pair about a sixth of
+ * latchkey's own JavaScript (measured with a connection that answers at once).
+ */
+class CallTimeouts {
+  /** In the order they were made, which is the order they time out in. */
+  readonly #pending = new Set<{ readonly at: number; readonly fail: () => void }>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ms: number) {}
+
+  bound<T>(call: Promise<T>, onTimeout: () => Error): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry = { at: Date.now() + this.ms, fail: () => reject(onTimeout()) };
+      this.#pending.add(entry);
+      if (this.#timer === undefined) this.#timer = this.#arm(this.ms);
+      call.then(
+        (value) => {
+          this.#pending.delete(entry);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.#pending.delete(entry);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  #arm(ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => this.#fire(), ms);
+    timer.unref();
+    return timer;
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    const now = Date.now();
+    for (const entry of this.#pending) {
+      if (entry.at > now) {
+        this.#timer = this.#arm(entry.at - now);
+        return;
+      }
+      this.#pending.delete(entry);
+      entry.fail();
+    }
+  }
 }
 
 /** Settles like `promise`, or rejects with `onTimeout()` after `ms`; a late settlement is absorbed. */

@@ -39,21 +39,27 @@ export interface ScriptSender {
  * EVALSHA, then EVAL when the server does not know the script (NOSCRIPT: restarted, flushed, or
  * a new Cluster node). Errors come out classified.
  */
-export async function evalWithFallback(
+export function evalWithFallback(
   sender: ScriptSender,
   script: LuaScript,
   keys: readonly string[],
   args: readonly ScriptArg[],
 ): Promise<ScriptReply> {
+  // A reply passes through untouched: every lock() and unlock() takes this path twice.
+  return attempt(() => sender.evalsha(script, keys, args)).then(undefined, (error: unknown) => {
+    if (!isNoScriptError(error)) throw classifyClientError(error, `script ${script.name}`);
+    return attempt(() => sender.eval(script, keys, args)).then(undefined, (failure: unknown) => {
+      throw classifyClientError(failure, `script ${script.name}`);
+    });
+  });
+}
+
+/** `send()`, with a synchronous throw (a client refusing the call outright) as a rejection. */
+function attempt(send: () => Promise<unknown>): Promise<unknown> {
   try {
-    try {
-      return (await sender.evalsha(script, keys, args)) as ScriptReply;
-    } catch (error) {
-      if (!isNoScriptError(error)) throw error;
-      return (await sender.eval(script, keys, args)) as ScriptReply;
-    }
+    return send();
   } catch (error) {
-    throw classifyClientError(error, `script ${script.name}`);
+    return Promise.reject(error);
   }
 }
 

@@ -136,7 +136,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await holder.lock();
     // A waiter that queued and then died (it never refreshes its place, never reads the message):
     // lease 300 ms, place kept 600 ms, reservation 300 ms, wait "w", ticket "1".
-    await redis.eval(lockAcquire.source, 3, ...lockKeys('dead-waiter'), 'ghost:1', 300, 600, 300, 'w', '1');
+    await redis.eval(lockAcquire.source, 1, lockKeys('dead-waiter')[0], 'ghost:1', 300, 600, 300, 'w', '1');
     const waiting = waiter.lock();
     await sleep(50);
     await holder.unlock(); // handed to the ghost: reserved for at most its lease (300 ms)
@@ -152,20 +152,19 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const redis = server.client();
     const keys = lockKeys('repeat');
     const marker = (owner: string): string => `latchkey:{repeat}:lock:released:${owner}`;
-    const run = (script: { source: string }, extra: string[], ...args: (string | number)[]): Promise<unknown> =>
-      redis.eval(script.source, 3 + extra.length, ...keys, ...extra, ...args);
-    const prefix = 'latchkey:{repeat}:lock:hand-over';
-    assert.equal(await run(lockAcquire, [], 'a:1', 30_000), null);
-    assert.equal(await run(lockAcquire, [], 'a:1', 30_000), null, 'the same acquisition again');
+    const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
+      redis.eval(script.source, 1, keys[0], ...args);
+    assert.equal(await run(lockAcquire, 'a:1', 30_000), null);
+    assert.equal(await run(lockAcquire, 'a:1', 30_000), null, 'the same acquisition again');
     assert.equal(await redis.hget(keys[0], 'a:1'), '1');
     assert.equal(await redis.eval(lockReenter.source, 1, keys[0], 'a:1', 1, 30_000), 1);
     assert.equal(await redis.eval(lockReenter.source, 1, keys[0], 'a:1', 1, 30_000), 1, 'the same re-entry again');
     assert.equal(await redis.hget(keys[0], 'a:1'), '2');
-    assert.equal(await run(lockRelease, [marker('a:1')], 'a:1', prefix, 2, 1_000), 1);
-    assert.equal(await run(lockRelease, [marker('a:1')], 'a:1', prefix, 2, 1_000), 1, 'the same release again');
-    assert.equal(await run(lockRelease, [marker('a:1')], 'a:1', prefix, 1, 1_000), 0);
-    assert.equal(await run(lockRelease, [marker('a:1')], 'a:1', prefix, 1, 1_000), 0, 'reported, not "not held"');
-    assert.equal(await run(lockRelease, [marker('b:1')], 'b:1', prefix, 1, 1_000), -1, 'an owner that never held it');
+    assert.equal(await run(lockRelease, 'a:1', 2, 1_000), 1);
+    assert.equal(await run(lockRelease, 'a:1', 2, 1_000), 1, 'the same release again');
+    assert.equal(await run(lockRelease, 'a:1', 1, 1_000), 0);
+    assert.equal(await run(lockRelease, 'a:1', 1, 1_000), 0, 'reported, not "not held"');
+    assert.equal(await run(lockRelease, 'b:1', 1, 1_000), -1, 'an owner that never held it');
     assert.equal(await redis.exists(keys[0]), 0);
     assert.ok((await redis.pttl(marker('a:1'))) > 0, 'the marker expires');
   });
@@ -173,8 +172,8 @@ describe('Lock: hand-over to waiters, no barging', () => {
   it('a hand-over names the wait and the ticket of the attempt that queued it; a wait that gives up passes it on', async () => {
     const redis = server.client();
     const keys = lockKeys('pass-on');
-    const run = (script: { source: string }, extra: string[], ...args: (string | number)[]): Promise<unknown> =>
-      redis.eval(script.source, 3 + extra.length, ...keys, ...extra, ...args);
+    const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
+      redis.eval(script.source, 1, keys[0], ...args);
     const prefix = 'latchkey:{pass-on}:lock:hand-over';
     const subscriber = server.client();
     const messages: string[] = [];
@@ -182,21 +181,21 @@ describe('Lock: hand-over to waiters, no barging', () => {
       messages.push(`${channel.slice(prefix.length)} ${message}`),
     );
     await subscriber.subscribe(`${prefix}:b`, `${prefix}:c`);
-    await run(lockAcquire, [], 'a:1', 30_000);
-    await run(lockAcquire, [], 'b:1', 30_000, 10_000, 5_000, 'w1', '2');
-    await run(lockAcquire, [], 'c:1', 30_000, 10_000, 5_000, 'w9', '3');
-    await run(lockRelease, ['latchkey:{pass-on}:lock:released:a:1'], 'a:1', prefix, 1, 1_000); // to b
+    await run(lockAcquire, 'a:1', 30_000);
+    await run(lockAcquire, 'b:1', 30_000, 10_000, 5_000, 'w1', '2');
+    await run(lockAcquire, 'c:1', 30_000, 10_000, 5_000, 'w9', '3');
+    await run(lockRelease, 'a:1', 1, 1_000); // to b
     assert.equal(await redis.hget(keys[0], 'b:1'), '1');
     const ttl = await redis.pttl(keys[0]);
     assert.ok(ttl > 0 && ttl <= 5_000, `reserved for its reservation, not its lease: ${ttl}`);
     // b's wait gives up before taking it: it passes the lock on to c.
-    assert.equal(await run(lockLeave, [], 'b:1', prefix), 1);
+    assert.equal(await run(lockLeave, 'b:1'), 1);
     assert.equal(await redis.hget(keys[0], 'b:1'), null);
     assert.equal(await redis.hget(keys[0], 'c:1'), '1', 'passed on to the next in the queue');
-    assert.equal(await run(lockLeave, [], 'b:1', prefix), 0, 'giving up again passes nothing on');
+    assert.equal(await run(lockLeave, 'b:1'), 0, 'giving up again passes nothing on');
     await eventually(() => messages.length === 2, 2_000, 'two hand-overs');
     assert.deepEqual(messages, [':b =w1|2', ':c =w9|3']);
-    await run(lockRelease, ['latchkey:{pass-on}:lock:released:c:1'], 'c:1', prefix, 1, 1_000);
+    await run(lockRelease, 'c:1', 1, 1_000);
     assert.deepEqual(await lockKeysLeft(redis, 'pass-on'), []);
   });
 });

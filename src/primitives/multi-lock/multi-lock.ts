@@ -61,17 +61,13 @@ class MultiLockCore implements LockCore {
     this.identities = [this.#key, ...members.flatMap((member) => member.identities)];
   }
 
-  holdCount(ownerId: string): number {
-    return this.#held.get(ownerId)?.count ?? 0;
-  }
-
   async acquire(ownerId: string, request: AcquireRequest): Promise<HeldLock | undefined> {
     this.ctx.assertOpen();
     const existing = this.#held.get(ownerId);
     if (existing) {
       if (!existing.liveness.alive) throw existing.liveness.lostError;
       existing.count++;
-      return { signal: existing.liveness.signal };
+      return { liveness: existing.liveness };
     }
     if (request.deadline !== undefined) return this.#acquireBy(ownerId, request.deadline, request);
     for (;;) {
@@ -181,16 +177,16 @@ class MultiLockCore implements LockCore {
       holds: 1,
       members: taken.length,
     });
-    return { signal: liveness.signal };
+    return { liveness };
   }
 
   /** Releases one hold; the last one releases every member in parallel and waits for all. */
-  async release(ownerId: string): Promise<void> {
+  async release(ownerId: string): Promise<number> {
     this.ctx.assertOpen();
     const hold = this.#held.get(ownerId);
     const owner = `${this.ctx.clientId}:${ownerId}`;
     if (!hold) throw new LockNotHeldError(`Cannot unlock ${this.name}: it is not held by owner ${owner}`);
-    if (--hold.count > 0) return;
+    if (--hold.count > 0) return hold.count;
     this.#held.delete(ownerId);
     const lost = hold.liveness.lostError;
     hold.liveness.end();
@@ -206,7 +202,7 @@ class MultiLockCore implements LockCore {
       failures: failures.length,
     });
     if (lost) throw lost;
-    if (failures.length === 0) return;
+    if (failures.length === 0) return 0;
     if (failures.length === hold.taken.length && failures.every((f) => f.reason === 'not-held')) {
       throw new LockLostError(`${this.name} was lost: no member was held any more when it was released`);
     }

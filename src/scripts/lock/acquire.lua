@@ -5,9 +5,10 @@ so a process that just released cannot take the lock again ahead of those alread
 Waiters whose place lapsed (they stopped refreshing it: the process died) are skipped.
 Safe to repeat: an owner that already holds the lock is this very call run again (its reply was
 lost), or the waiter a release handed the lock to: either way it holds it once, with its lease.
-KEYS[1]  lock hash: field = owner id, value = hold count
-KEYS[2]  queue list: waiting owner ids, in request order
-KEYS[3]  waiters hash: owner id -> "<place lapses at>|<reservation ms>|<wait id>|<ticket>|<queued at>"
+KEYS[1]  lock hash: field = owner id, value = hold count. Beside it, named after it (same hash
+         tag, so same Cluster slot), and not sent, to keep every call small:
+         <KEYS[1]>:queue    list: waiting owner ids, in request order
+         <KEYS[1]>:waiters  hash: owner id -> "<place lapses at>|<reservation ms>|<wait id>|<ticket>|<queued at>"
          (server ms; reservation: how long a lock handed to it is kept for it; the ticket names the
          attempt that wrote the place, and comes back with the hand-over)
 ARGV[1]  owner id ("<client id>:<owner id>")
@@ -19,8 +20,9 @@ ARGV[6]  to queue: the ticket of this attempt
 Returns  nil when acquired; otherwise ms worth waiting before trying again: the holder's remaining
          TTL, or when the lock is free, until the head's place lapses ]]
 local owner = ARGV[1]
+local queue, waiters = KEYS[1] .. ':queue', KEYS[1] .. ':waiters'
 -- Fast path: no lock and no waiter at all.
-if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
+if redis.call('exists', KEYS[1], waiters) == 0 then
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
   return nil
@@ -41,18 +43,18 @@ local now
 if redis.call('exists', KEYS[1]) == 0 then
   now = clock()
   while true do
-    local head = redis.call('lindex', KEYS[2], 0)
+    local head = redis.call('lindex', queue, 0)
     if not head or head == owner then break end
-    if lapses(redis.call('hget', KEYS[3], head)) > now then break end
-    redis.call('lpop', KEYS[2])
-    redis.call('hdel', KEYS[3], head)
+    if lapses(redis.call('hget', waiters, head)) > now then break end
+    redis.call('lpop', queue)
+    redis.call('hdel', waiters, head)
   end
-  local head = redis.call('lindex', KEYS[2], 0)
+  local head = redis.call('lindex', queue, 0)
   if not head or head == owner then
     if head then
-      redis.call('lpop', KEYS[2])
+      redis.call('lpop', queue)
     end
-    redis.call('hdel', KEYS[3], owner)
+    redis.call('hdel', waiters, owner)
     redis.call('hset', KEYS[1], owner, 1)
     redis.call('pexpire', KEYS[1], ARGV[2])
     return nil
@@ -62,17 +64,17 @@ end
 if ARGV[3] then
   now = now or clock()
   local timeout = tonumber(ARGV[3])
-  local queuedAt = string.match(redis.call('hget', KEYS[3], owner) or '', '|(%d+)$')
+  local queuedAt = string.match(redis.call('hget', waiters, owner) or '', '|(%d+)$')
   if not queuedAt then
-    redis.call('rpush', KEYS[2], owner)
+    redis.call('rpush', queue, owner)
     queuedAt = now
   end
   local place = (now + timeout) .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6] .. '|' .. queuedAt
-  redis.call('hset', KEYS[3], owner, place)
+  redis.call('hset', waiters, owner, place)
   -- The queue lives as long as its longest-lived place, so waiters that all died leave nothing behind.
-  for i = 2, 3 do
-    if redis.call('pttl', KEYS[i]) < timeout then
-      redis.call('pexpire', KEYS[i], timeout)
+  for _, key in ipairs({ queue, waiters }) do
+    if redis.call('pttl', key) < timeout then
+      redis.call('pexpire', key, timeout)
     end
   end
 end
@@ -82,8 +84,8 @@ local ttl = redis.call('pttl', KEYS[1])
 if ttl >= 0 then
   return math.max(ttl, 1)
 end
-local head = redis.call('lindex', KEYS[2], 0)
+local head = redis.call('lindex', queue, 0)
 if head then
-  return math.max(1, lapses(redis.call('hget', KEYS[3], head)) - (now or clock()))
+  return math.max(1, lapses(redis.call('hget', waiters, head)) - (now or clock()))
 end
 return 1

@@ -2,19 +2,16 @@
 the queue goes, and whatever it may hold is given back and handed over, as lock/release does: a
 hand-over it never took, or an attempt whose reply was lost but that took the lock.
 Safe to repeat: a second run finds nothing.
-KEYS[1]  lock hash
-KEYS[2]  queue list (see lock/acquire)
-KEYS[3]  waiters hash (see lock/acquire)
+KEYS[1]  lock hash (see lock/acquire for the keys named after it)
 ARGV[1]  owner id
-ARGV[2]  hand-over channel prefix (hand-overs go to "<prefix>:<client id>")
 Returns  1 when the owner held the lock and it was passed on, 0 otherwise ]]
 --!include lib/lock-hand-over.lua
-if redis.call('hdel', KEYS[3], ARGV[1]) == 1 then
-  redis.call('lrem', KEYS[2], 0, ARGV[1])
+if redis.call('hdel', KEYS[1] .. ':waiters', ARGV[1]) == 1 then
+  redis.call('lrem', KEYS[1] .. ':queue', 0, ARGV[1])
 end
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
 redis.call('del', KEYS[1])
-handOver(ARGV[2])
+handOver()
 return 1

@@ -3,30 +3,28 @@
 Safe to repeat: the caller says how many holds it has, so a repeat (its reply was lost) finds
 fewer and answers what the first run did; after the last hold a short-lived marker remembers the
 release, so a repeat reports it instead of "not held".
-KEYS[1]  lock hash
-KEYS[2]  queue list (see lock/acquire)
-KEYS[3]  waiters hash (see lock/acquire)
-KEYS[4]  release marker of this owner
+KEYS[1]  lock hash (see lock/acquire for the keys named after it); the marker is
+         <KEYS[1]>:released:<owner id>
 ARGV[1]  owner id
-ARGV[2]  hand-over channel prefix (hand-overs go to "<prefix>:<client id>")
-ARGV[3]  the owner's holds as the caller knows them (before this release)
-ARGV[4]  how long the marker is kept, in ms
+ARGV[2]  the owner's holds as the caller knows them (before this release)
+ARGV[3]  how long the marker is kept, in ms
 Returns  -1 when the owner holds nothing; otherwise the holds left (0: freed or handed over) ]]
 --!include lib/lock-hand-over.lua
 local holds = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
+local marker = KEYS[1] .. ':released:' .. ARGV[1]
 if not holds then
-  if redis.call('exists', KEYS[4]) == 1 then
+  if redis.call('exists', marker) == 1 then
     return 0
   end
   return -1
 end
-if holds < tonumber(ARGV[3]) then
+if holds < tonumber(ARGV[2]) then
   return holds
 end
 if holds > 1 then
   return redis.call('hincrby', KEYS[1], ARGV[1], -1)
 end
 redis.call('del', KEYS[1])
-redis.call('set', KEYS[4], '1', 'px', ARGV[4])
-handOver(ARGV[2])
+redis.call('set', marker, '1', 'px', ARGV[3])
+handOver()
 return 0
