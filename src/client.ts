@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createSerializer, type ClientContext } from './context.js';
 import { Livenesses } from './engine/liveness.js';
+import { LossWatch } from './engine/loss-watch.js';
 import { Waiters } from './engine/waiters.js';
 import { Watchdog } from './engine/watchdog.js';
 import { ShutDownError, type LockLostError } from './errors.js';
@@ -22,7 +23,14 @@ import { createSpinLock, resolveBackoff, type SpinBackoff } from './primitives/s
 import { createStripedLock, type StripedLock } from './primitives/striped-lock.js';
 import { createScriptRunner } from './redis/script-runner.js';
 import { toConnection, type RedisClientLike } from './redis/to-connection.js';
-import { checkDuration, checkFunction, checkName, checkOptionalDuration, checkOptions } from './validate.js';
+import {
+  checkChoice,
+  checkDuration,
+  checkFunction,
+  checkName,
+  checkOptionalDuration,
+  checkOptions,
+} from './validate.js';
 
 /** Events of a {@link LockClient}. */
 export interface LockClientEvents {
@@ -32,7 +40,14 @@ export interface LockClientEvents {
   renewalError: [error: unknown, names: readonly string[]];
 }
 
-const OPTIONS = ['keyPrefix', 'watchdogTimeout', 'maxLeaseTime', 'fairWaiterTimeout', 'commandTimeout'] as const;
+const OPTIONS = [
+  'keyPrefix',
+  'watchdogTimeout',
+  'maxLeaseTime',
+  'fairWaiterTimeout',
+  'commandTimeout',
+  'lossDetection',
+] as const;
 
 /** The option given, or its default when left out (`null` is given, and refused by the check). */
 const orDefault = <K extends keyof ResolvedOptions>(value: unknown, key: K): unknown =>
@@ -50,6 +65,7 @@ function resolveOptions(options: unknown): ResolvedOptions {
       true,
     ),
     commandTimeout: checkDuration(orDefault(given.commandTimeout, 'commandTimeout'), 'commandTimeout', true),
+    lossDetection: checkChoice(orDefault(given.lossDetection, 'lossDetection'), 'lossDetection', ['push', 'renewal']),
   });
 }
 
@@ -80,6 +96,10 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     const connection = toConnection(redis);
     const { commandTimeout, watchdogTimeout } = this.options;
     const run = createScriptRunner(connection, commandTimeout);
+    const lossWatch =
+      this.options.lossDetection === 'push' && connection.openTrackingLink
+        ? new LossWatch(connection, run, commandTimeout)
+        : undefined;
     this.#ctx = {
       clientId: this.id,
       options: this.options,
@@ -88,12 +108,13 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       waiters: new Waiters(connection, commandTimeout),
       watchdog: new Watchdog({
         watchdogTimeout,
-        run,
+        // Renewals on the tracking connection, while it is up, cost no invalidation to check.
+        run: lossWatch?.run ?? run,
         batchGroup: (key) => connection.batchGroup(key),
         onRenewalError: (error, names) => this.emit('renewalError', error, names),
       }),
       livenesses: new Livenesses((hold, error) => this.emit('lockLost', hold.name, error)),
-      lossWatch: undefined,
+      lossWatch,
       holds: new Map(),
       serially: createSerializer(),
       assertOpen: () => {
@@ -189,6 +210,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     this.#shutdown ??= (async () => {
       const { watchdog, livenesses, waiters, connection } = this.#ctx;
       watchdog.stop();
+      this.#ctx.lossWatch?.close();
       livenesses.abandonAll('the LockClient was shut down, so nothing renews it any more');
       await waiters.close(new ShutDownError('This LockClient was shut down while waiting'));
       await connection.close();

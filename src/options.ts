@@ -28,6 +28,15 @@ export interface LockClientOptions {
    * @default 10_000
    */
   commandTimeout?: number;
+  /**
+   * How a holder learns that its lock is gone (deleted, taken over, expired early): `'push'` has
+   * Redis tell at once (key tracking, on two connections of latchkey's own; standalone and
+   * Sentinel), and renewal still finds what tracking cannot; `'renewal'` finds it at the next
+   * renewal only (every third of `watchdogTimeout`), with no extra connection. On a Cluster
+   * `'push'` works as `'renewal'`.
+   * @default 'push'
+   */
+  lossDetection?: 'push' | 'renewal';
 }
 
 /** The resolved options: every field set (see {@link LockClientOptions} for what each means). */
@@ -42,6 +51,8 @@ export interface ResolvedOptions {
   readonly fairWaiterTimeout: number;
   /** See {@link LockClientOptions.commandTimeout}. */
   readonly commandTimeout: number;
+  /** See {@link LockClientOptions.lossDetection}. */
+  readonly lossDetection: 'push' | 'renewal';
 }
 
 /** Default options of a {@link LockClient}. */
@@ -51,6 +62,7 @@ export const DEFAULTS: Readonly<ResolvedOptions> = Object.freeze({
   maxLeaseTime: undefined,
   fairWaiterTimeout: 10_000,
   commandTimeout: 10_000,
+  lossDetection: 'push',
 });
 
 /** Options of `lock()`. */

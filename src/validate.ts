@@ -87,6 +87,15 @@ export function checkOptions<T extends object>(
   return value;
 }
 
+/** One of `choices`. */
+export function checkChoice<T extends string>(value: unknown, argument: string, choices: readonly T[]): T {
+  if (!(choices as readonly unknown[]).includes(value)) {
+    const expected = choices.map((choice) => `'${choice}'`).join(' or ');
+    throw new TypeError(`Expected \`${argument}\` to be ${expected}, got ${describe(value)}`);
+  }
+  return value as T;
+}
+
 /** A function. */
 export function checkFunction(value: unknown, argument: string): void {
   if (typeof value !== 'function') {

@@ -1,15 +1,8 @@
-import type { LuaScript, ScriptArg, ScriptReply } from '../redis/connection.js';
+import type { LuaScript, RedisConnection, ScriptReply } from '../redis/connection.js';
+import type { ScriptRunner } from '../redis/script-runner.js';
+import { KeyTracking } from '../redis/tracking.js';
 import type { Liveness } from './liveness.js';
 import { setLongTimeout, type LongTimer } from './timers.js';
-
-/**
- * A connection of the adapter's own on which Redis tracks every key a script reads (client-side
- * caching: `CLIENT TRACKING ON REDIRECT <listener> NOLOOP`), and tells when another connection
- * changes one, or it expires. Its own writes tell nothing (NOLOOP).
- */
-export interface KeyTracker {
-  run(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply>;
-}
 
 /** What a hold is checked with: a read-only batch script answering 1 per key still held by its owner. */
 export interface LossCheck {
@@ -26,58 +19,105 @@ interface Watched {
 }
 
 /**
- * A hold is read on the tracking connection this long after it was taken: most holds of a busy
- * lock are released before, and cost no read at all; a hold lost sooner is told by renewal.
+ * A hold is first read on the tracking connection this long after it was taken: most holds of a
+ * busy lock are released before, and cost no read at all; one lost sooner is found by renewal.
  */
 const TRACK_AFTER_MS = 50;
 
 /** Keys per check call, as for renewal. */
 const BATCH_SIZE = 1_000;
 
+/** After tracking could not be set up, it is tried again no sooner than this. */
+const REOPEN_AFTER_MS = 5_000;
+
 /**
- * Server-pushed loss detection. Every hold is read once on a tracking connection; from then on
- * Redis tells, within a round trip, when another connection deletes or takes over its key, or it
- * expires. Each such key's holds are checked at once (the read tracks the key again): a hold whose
- * owner is gone is lost. A change made by the holder itself (a re-entry, a release of one of
- * several holds) is checked and found still held: never a false loss. The final release stops the
- * watch before it is sent. When tracking breaks, every hold is checked again once it is back;
- * meanwhile renewal finds losses as before.
+ * Server-pushed loss detection (Redis key tracking, see KeyTracking). Every hold is read once on
+ * the tracking connection; from then on Redis tells, within a round trip, when another connection
+ * deletes or takes over its key, or the key expires. The holds of such a key are checked at once
+ * (the read tracks the key again): a hold whose owner is gone is lost. A change made by the
+ * holder's own client (a re-entry, a release of one of several holds, another reader) is checked
+ * and found still held: never a false loss. Renewals run on the tracking connection while it is
+ * up (`run`), and read their keys again after writing, so that they cost no check. The final
+ * release stops the watch before it is sent. When tracking breaks, every hold is checked at once,
+ * renewal finds losses until it is back, and then every hold is read (tracked) again.
  */
 export class LossWatch {
   readonly #byKey = new Map<string, Set<Watched>>();
   /** Holds waiting for their first read, in the order they were taken. */
   #pending: Watched[] = [];
   #timer: LongTimer | undefined;
-  #checking = new Set<Watched>();
+  readonly #checking = new Set<Watched>();
   #flushScheduled = false;
+  #tracking: KeyTracking | undefined;
+  #opening: Promise<void> | undefined;
+  #openFailedAt = -Infinity;
+  #closed = false;
 
-  constructor(private readonly tracker: KeyTracker) {}
+  constructor(
+    private readonly connection: RedisConnection,
+    /** The client's own runner, for checks and renewals while tracking is down. */
+    private readonly fallback: ScriptRunner,
+    private readonly commandTimeout: number,
+  ) {}
+
+  /** Runs a script on the tracking connection while it is up (its reads are tracked), else on the client's. */
+  readonly run: ScriptRunner = (script, keys, args, deadline) =>
+    this.#tracking?.ready
+      ? this.#tracking.run(script, keys, args, deadline)
+      : this.fallback(script, keys, args, deadline);
 
   /** Watches a hold from TRACK_AFTER_MS on; returns what stops watching it. */
   watch(liveness: Liveness, check: LossCheck): () => void {
+    this.#open();
     const watched: Watched = { liveness, check, since: Date.now(), stopped: false };
-    let set = this.#byKey.get(check.key);
-    if (!set) this.#byKey.set(check.key, (set = new Set()));
-    set.add(watched);
+    let holds = this.#byKey.get(check.key);
+    if (!holds) this.#byKey.set(check.key, (holds = new Set()));
+    holds.add(watched);
     this.#pending.push(watched);
-    if (this.#timer === undefined) this.#timer = setLongTimeout(() => this.#firstReads(), TRACK_AFTER_MS);
+    this.#timer ??= setLongTimeout(() => this.#firstReads(), TRACK_AFTER_MS);
     return () => {
       watched.stopped = true;
-      const holds = this.#byKey.get(check.key);
-      holds?.delete(watched);
-      if (holds?.size === 0) this.#byKey.delete(check.key);
+      const left = this.#byKey.get(check.key);
+      left?.delete(watched);
+      if (left?.size === 0) this.#byKey.delete(check.key);
     };
   }
 
-  /** Redis says these keys changed (null: all of them, e.g. FLUSHALL). */
-  invalidated(keys: readonly string[] | null): void {
-    const keysToCheck = keys ?? [...this.#byKey.keys()];
-    for (const key of keysToCheck) for (const watched of this.#byKey.get(key) ?? []) this.#check(watched);
+  /** Closes the tracking connections (client shutdown). */
+  close(): void {
+    this.#closed = true;
+    this.#timer?.cancel();
+    this.#tracking?.close();
+    this.#tracking = undefined;
   }
 
-  /** Tracking was lost and is back: whatever changed meanwhile went untold. */
-  reset(): void {
-    this.invalidated(null);
+  /** Opens tracking on first use, and again a while after it could not be. */
+  #open(): void {
+    if (this.#tracking || this.#opening || this.#closed) return;
+    if (Date.now() - this.#openFailedAt < REOPEN_AFTER_MS) return;
+    const listener = {
+      invalidated: (keys: readonly string[] | null) => this.#invalidated(keys),
+      // The tracking connection is down: look at once (on the client's connection), then renewal.
+      broken: () => this.#invalidated(null),
+      // Back: read (and so track) every hold again; changes meanwhile went untold.
+      restored: () => this.#invalidated(null),
+    };
+    this.#opening = KeyTracking.open(this.connection, listener, this.commandTimeout).then(
+      (tracking) => {
+        this.#opening = undefined;
+        if (this.#closed) tracking?.close();
+        else this.#tracking = tracking;
+      },
+      () => {
+        this.#opening = undefined;
+        this.#openFailedAt = Date.now();
+      },
+    );
+  }
+
+  #invalidated(keys: readonly string[] | null): void {
+    for (const key of keys ?? [...this.#byKey.keys()])
+      for (const watched of this.#byKey.get(key) ?? []) this.#check(watched);
   }
 
   #firstReads(): void {
@@ -98,10 +138,10 @@ export class LossWatch {
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
     // Every check asked for in this tick goes in one call per script.
-    process.nextTick(() => void this.#flush());
+    process.nextTick(() => this.#flush());
   }
 
-  async #flush(): Promise<void> {
+  #flush(): void {
     this.#flushScheduled = false;
     const byScript = new Map<LuaScript, Watched[]>();
     for (const watched of this.#checking) {
@@ -110,24 +150,21 @@ export class LossWatch {
       batch.push(watched);
     }
     this.#checking.clear();
-    const calls: Promise<void>[] = [];
     for (const [script, watched] of byScript) {
-      for (let i = 0; i < watched.length; i += BATCH_SIZE)
-        calls.push(this.#send(script, watched.slice(i, i + BATCH_SIZE)));
+      for (let i = 0; i < watched.length; i += BATCH_SIZE) void this.#send(script, watched.slice(i, i + BATCH_SIZE));
     }
-    await Promise.all(calls);
   }
 
   async #send(script: LuaScript, batch: Watched[]): Promise<void> {
     let reply: ScriptReply;
     try {
-      reply = await this.tracker.run(
+      reply = await this.run(
         script,
         batch.map((watched) => watched.check.key),
         batch.map((watched) => watched.check.owner),
       );
     } catch {
-      // Tracking is down: reset() checks everything once it is back; renewal goes on meanwhile.
+      // Unknown: renewal goes on, and a tracking connection that broke checks everything when back.
       return;
     }
     const held = Array.isArray(reply) ? reply : [];

@@ -55,6 +55,32 @@ export interface RedisConnection {
    */
   batchGroup(key: string): string;
 
+  /**
+   * Opens a connection of the adapter's own, named `name` (CLIENT SETNAME), for key tracking
+   * (server-pushed loss detection). Undefined where the deployment has none that serves every
+   * key (a Cluster): loss is then found by renewal alone. Left out by a connection of your own,
+   * likewise.
+   */
+  openTrackingLink?(name: string): Promise<TrackingLink> | undefined;
+
   /** Releases what the adapter opened itself (its subscriber connection); never the user's client. */
   close(): Promise<void>;
+}
+
+/**
+ * A connection of the adapter's own for key tracking, connected. It fails its calls at once while
+ * it is disconnected (no offline queue, nothing re-sent), and never keeps the process alive.
+ */
+export interface TrackingLink {
+  /** Sends any command (CLIENT LIST, CLIENT TRACKING). */
+  command(args: readonly string[]): Promise<unknown>;
+  evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply>;
+  /**
+   * Subscribes to `__redis__:invalidate` (again, after a reconnect): `onKeys` hears the keys
+   * Redis says changed, or null when all of them may have (FLUSHALL).
+   */
+  subscribeInvalidations(onKeys: (keys: readonly string[] | null) => void): Promise<void>;
+  /** `down` when the connection is lost, `up` each time it is connected again. */
+  onState(listener: { up(): void; down(): void }): void;
+  close(): void;
 }

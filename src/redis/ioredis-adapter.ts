@@ -1,7 +1,15 @@
-import type { ChannelListener, LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
+import type {
+  ChannelListener,
+  LuaScript,
+  RedisConnection,
+  ScriptArg,
+  ScriptReply,
+  TrackingLink,
+} from './connection.js';
 import { clusterSlot } from './cluster-slot.js';
 import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
 import { evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
+import { ioredisTrackingLink, TRACKING_LINK_OPTIONS, type IoredisTrackingConnection } from './ioredis-tracking-link.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of an ioredis `Redis` or `Cluster` latchkey uses (typed here so ioredis is never imported). */
@@ -73,6 +81,13 @@ export class IoredisConnection implements RedisConnection {
 
   batchGroup(key: string): string {
     return this.client.isCluster === true ? String(clusterSlot(key)) : '';
+  }
+
+  openTrackingLink(name: string): Promise<TrackingLink> | undefined {
+    // A Cluster's keys live on several nodes: loss is found by renewal there.
+    if (this.client.isCluster === true) return undefined;
+    const client = this.client as unknown as { duplicate(options: object): IoredisTrackingConnection };
+    return ioredisTrackingLink(client.duplicate({ ...TRACKING_LINK_OPTIONS, connectionName: name }));
   }
 
   close(): Promise<void> {

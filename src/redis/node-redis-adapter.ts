@@ -1,4 +1,16 @@
-import type { ChannelListener, LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
+import type {
+  ChannelListener,
+  LuaScript,
+  RedisConnection,
+  ScriptArg,
+  ScriptReply,
+  TrackingLink,
+} from './connection.js';
+import {
+  nodeRedisTrackingLink,
+  trackingLinkOptions,
+  type NodeRedisTrackingConnection,
+} from './node-redis-tracking-link.js';
 import { evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
 import { Subscriptions } from './subscriptions.js';
 
@@ -71,6 +83,11 @@ export class NodeRedisConnection implements RedisConnection {
 
   batchGroup(): string {
     return '';
+  }
+
+  openTrackingLink(name: string): Promise<TrackingLink> {
+    const client = this.client as unknown as { duplicate(options: object): NodeRedisTrackingConnection };
+    return nodeRedisTrackingLink(client.duplicate(trackingLinkOptions(name)));
   }
 
   async close(): Promise<void> {

@@ -18,7 +18,10 @@ export const MIN_CALL_MS = 50;
 const noReply = (script: LuaScript, ms: number): RedisUnavailableError =>
   new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`);
 
-export function createScriptRunner(connection: RedisConnection, commandTimeout: number): ScriptRunner {
+export function createScriptRunner(
+  connection: Pick<RedisConnection, 'evalScript'>,
+  commandTimeout: number,
+): ScriptRunner {
   const inFlight = new CallTimeouts(commandTimeout);
   return (script, keys, args, deadline) => {
     const call = connection.evalScript(script, keys, args);

@@ -1,0 +1,60 @@
+import type { TrackingLink } from './connection.js';
+import { evalWithFallback, type ScriptSender } from './script-sender.js';
+
+/** The ioredis connection a tracking link is made of (a `duplicate()` of the user's client). */
+export interface IoredisTrackingConnection {
+  connect(): Promise<unknown>;
+  call(command: string, ...args: string[]): Promise<unknown>;
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
+  eval(source: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
+  subscribe(channel: string): Promise<unknown>;
+  on(event: 'messageBuffer', listener: (channel: Buffer, message: Buffer[] | Buffer | null) => void): unknown;
+  on(event: 'ready' | 'close' | 'connect', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  readonly stream?: { unref?(): void };
+  disconnect(): void;
+}
+
+/** The options that make a duplicate fit for tracking (see TrackingLink). */
+export const TRACKING_LINK_OPTIONS = {
+  lazyConnect: true,
+  autoResubscribe: false,
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+} as const;
+
+/** A TrackingLink over a connected ioredis duplicate. */
+export async function ioredisTrackingLink(connection: IoredisTrackingConnection): Promise<TrackingLink> {
+  // Errors surface through the calls that fail; the listener keeps them from crashing the process.
+  connection.on('error', () => undefined);
+  // Each new socket: latchkey's own connection serves the user's work, it is not work.
+  connection.on('connect', () => connection.stream?.unref?.());
+  try {
+    await connection.connect();
+  } catch (error) {
+    connection.disconnect();
+    throw error;
+  }
+  let onKeys: ((keys: readonly string[] | null) => void) | undefined;
+  // Invalidations carry an array of keys (null after FLUSHALL): only the Buffer event keeps it.
+  connection.on('messageBuffer', (_channel, message) => {
+    if (message === null || Array.isArray(message)) onKeys?.(message?.map(String) ?? null);
+  });
+  const sender: ScriptSender = {
+    evalsha: (script, keys, args) => connection.evalsha(script.sha, keys.length, ...keys, ...args),
+    eval: (script, keys, args) => connection.eval(script.source, keys.length, ...keys, ...args),
+  };
+  return {
+    command: ([command, ...args]) => connection.call(command!, ...args),
+    evalScript: (script, keys, args) => evalWithFallback(sender, script, keys, args),
+    async subscribeInvalidations(listener) {
+      onKeys = listener;
+      await connection.subscribe('__redis__:invalidate');
+    },
+    onState(listener) {
+      connection.on('close', () => listener.down());
+      connection.on('ready', () => listener.up());
+    },
+    close: () => connection.disconnect(),
+  };
+}

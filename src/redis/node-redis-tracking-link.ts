@@ -1,0 +1,59 @@
+import type { TrackingLink } from './connection.js';
+import { evalWithFallback, type ScriptSender } from './script-sender.js';
+
+/** The node-redis connection a tracking link is made of (a `duplicate()` of the user's client). */
+export interface NodeRedisTrackingConnection {
+  connect(): Promise<unknown>;
+  sendCommand(args: string[]): Promise<unknown>;
+  subscribe(channel: string, listener: (message: unknown) => void): Promise<unknown>;
+  on(event: 'ready' | 'reconnecting' | 'end', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  unref(): void;
+  disconnect(): Promise<unknown>;
+}
+
+/** The options that make a duplicate fit for tracking (see TrackingLink). */
+export const trackingLinkOptions = (name: string) => ({ name, disableOfflineQueue: true }) as const;
+
+/** A TrackingLink over a node-redis duplicate. */
+export async function nodeRedisTrackingLink(connection: NodeRedisTrackingConnection): Promise<TrackingLink> {
+  // Errors surface through the calls that fail; the listener keeps them from crashing the process.
+  connection.on('error', () => undefined);
+  try {
+    await connection.connect();
+  } catch (error) {
+    await connection.disconnect().catch(() => undefined);
+    throw error;
+  }
+  // latchkey's own connection serves the user's work, it is not work.
+  connection.unref();
+  const tail = (keys: readonly string[], args: readonly (string | number)[]): string[] => [
+    String(keys.length),
+    ...keys,
+    ...args.map(String),
+  ];
+  const sender: ScriptSender = {
+    evalsha: (script, keys, args) => connection.sendCommand(['EVALSHA', script.sha, ...tail(keys, args)]),
+    eval: (script, keys, args) => connection.sendCommand(['EVAL', script.source, ...tail(keys, args)]),
+  };
+  let subscribed = false;
+  return {
+    command: (args) => connection.sendCommand([...args]),
+    evalScript: (script, keys, args) => evalWithFallback(sender, script, keys, args),
+    async subscribeInvalidations(onKeys) {
+      // node-redis subscribes again by itself after a reconnect.
+      if (subscribed) return;
+      // An array of keys, or null after FLUSHALL.
+      await connection.subscribe('__redis__:invalidate', (message) =>
+        onKeys(Array.isArray(message) ? message.map(String) : null),
+      );
+      subscribed = true;
+    },
+    onState(listener) {
+      connection.on('reconnecting', () => listener.down());
+      connection.on('end', () => listener.down());
+      connection.on('ready', () => listener.up());
+    },
+    close: () => void connection.disconnect().catch(() => undefined),
+  };
+}

@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto';
+import type { RedisConnection, TrackingLink } from './connection.js';
+import { createScriptRunner, type ScriptRunner } from './script-runner.js';
+
+/** Who hears what key tracking learns. */
+export interface TrackingListener {
+  /** Redis says these keys changed (null: all of them may have, e.g. FLUSHALL). */
+  invalidated(keys: readonly string[] | null): void;
+  /** Tracking broke: changes go untold until `restored()`. */
+  broken(): void;
+  /** Tracking works again (or for the first time): whatever changed before went untold. */
+  restored(): void;
+}
+
+/**
+ * Key tracking (Redis' client-side caching) on two connections of latchkey's own, never the
+ * user's: `reader` runs the scripts whose reads Redis tracks (`CLIENT TRACKING ON REDIRECT <sink>
+ * NOLOOP`: its own writes tell nothing), `sink` receives the invalidations. The reader finds the
+ * sink by its connection name, since a connection in subscriber mode cannot say its own id.
+ * Whenever either connection is lost, the listener hears `broken()`; once both are back and
+ * tracking points at the sink again, `restored()`.
+ */
+export class KeyTracking {
+  /** Runs a script on the reader: whatever it reads is tracked. Fails at once while it is down. */
+  readonly run: ScriptRunner;
+  #ready = false;
+  /** Counts losses, so that a restore overtaken by another loss does not claim to be ready. */
+  #losses = 0;
+  #restoring: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly reader: TrackingLink,
+    private readonly sink: TrackingLink,
+    private readonly sinkName: string,
+    private readonly listener: TrackingListener,
+    commandTimeout: number,
+  ) {
+    this.run = createScriptRunner(reader, commandTimeout);
+  }
+
+  /** Opens both connections; undefined when the connection offers no tracking (a Cluster). */
+  static async open(
+    connection: RedisConnection,
+    listener: TrackingListener,
+    commandTimeout: number,
+  ): Promise<KeyTracking | undefined> {
+    const sinkName = `latchkey-invalidations-${randomBytes(8).toString('hex')}`;
+    const sinkLink = connection.openTrackingLink?.(sinkName);
+    const readerLink = connection.openTrackingLink?.(`latchkey-tracking-${sinkName.slice(-16)}`);
+    if (sinkLink === undefined || readerLink === undefined) return undefined;
+    const links = await Promise.allSettled([sinkLink, readerLink]);
+    const [sink, reader] = links.map((link) => (link.status === 'fulfilled' ? link.value : undefined));
+    if (!sink || !reader) {
+      sink?.close();
+      reader?.close();
+      throw (links.find((link) => link.status === 'rejected') as PromiseRejectedResult).reason;
+    }
+    const tracking = new KeyTracking(reader, sink, sinkName, listener, commandTimeout);
+    const down = (): void => tracking.#lost();
+    const up = (): void => void tracking.#restore();
+    reader.onState({ up, down });
+    sink.onState({ up, down });
+    await tracking.#restore();
+    if (!tracking.#ready) {
+      tracking.close();
+      throw new Error('Redis key tracking could not be set up');
+    }
+    return tracking;
+  }
+
+  /** Both connections are up and the reader's reads are tracked. */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  close(): void {
+    this.#ready = false;
+    this.reader.close();
+    this.sink.close();
+  }
+
+  #lost(): void {
+    this.#losses++;
+    if (!this.#ready) return;
+    this.#ready = false;
+    this.listener.broken();
+  }
+
+  /** Subscribes the sink and points the reader's tracking at it; one restore at a time. */
+  #restore(): Promise<void> {
+    this.#restoring = this.#restoring.then(async () => {
+      const losses = this.#losses;
+      try {
+        await this.sink.subscribeInvalidations((keys) => this.listener.invalidated(keys));
+        await this.#point();
+      } catch {
+        return; // the next reconnect tries again; renewal finds losses meanwhile
+      }
+      if (losses !== this.#losses || this.#ready) return;
+      this.#ready = true;
+      this.listener.restored();
+    });
+    return this.#restoring;
+  }
+
+  async #point(): Promise<void> {
+    const list = String(await this.reader.command(['CLIENT', 'LIST', 'TYPE', 'pubsub']));
+    const line = list.split('\n').find((entry) => entry.includes(` name=${this.sinkName} `));
+    const id = line === undefined ? undefined : /(?:^|\s)id=(\d+)/.exec(line)?.[1];
+    if (id === undefined) throw new Error('the invalidation connection is not subscribed');
+    await this.reader.command(['CLIENT', 'TRACKING', 'ON', 'REDIRECT', id, 'NOLOOP']);
+  }
+}
