@@ -128,8 +128,9 @@ export class LossWatch {
       if (!this.#pending[i]!.stopped) this.#check(this.#pending[i]!);
     }
     this.#pending = this.#pending.slice(i);
-    const next = this.#pending[0];
-    if (next) this.#timer = setLongTimeout(() => this.#firstReads(), next.since + TRACK_AFTER_MS - now);
+    // A fixed beat rather than each hold's own moment: first reads cost at most one call per
+    // beat, however fast holds are taken.
+    if (this.#pending.length > 0) this.#timer = setLongTimeout(() => this.#firstReads(), TRACK_AFTER_MS);
   }
 
   #check(watched: Watched): void {

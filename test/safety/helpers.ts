@@ -30,7 +30,10 @@ export async function proxiedLockClient(
   options?: LockClientOptions,
 ): Promise<{ locks: LockClient; commandConnection: number }> {
   const before = new Set(proxy.connectionIds);
-  const locks = server.lockClient(options, { port: proxy.port });
+  // Faults here aim at the command and pub/sub connections; loss detection's own connections
+  // (opened when a hold is first watched) would be cut by them too and blur what a test proves.
+  // test/primitives/loss-detection.test.ts cuts those on purpose.
+  const locks = server.lockClient({ lossDetection: 'renewal', ...options }, { port: proxy.port });
   await locks.getLock('warm-up').isLocked();
   const fresh = proxy.connectionIds.filter((id) => !before.has(id));
   if (fresh.length !== 1) throw new Error(`expected one new connection through the proxy, saw ${fresh.length}`);
