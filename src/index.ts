@@ -32,7 +32,14 @@ export {
   type MemberFailure,
   type MemberReleaseFailure,
 } from './errors.js';
-export type { ChannelListener, LuaScript, RedisConnection, ScriptArg, ScriptReply } from './redis/connection.js';
+export type {
+  ChannelListener,
+  LuaScript,
+  RedisConnection,
+  ScriptArg,
+  ScriptReply,
+  TrackingLink,
+} from './redis/connection.js';
 export type { RedisClientLike } from './redis/to-connection.js';
 export type { IoredisLike, IoredisSubscriber } from './redis/ioredis-adapter.js';
 export type { CorkableStream } from './redis/coalesce-writes.js';
