@@ -69,17 +69,15 @@ export class LossWatch {
   /** Watches a hold from TRACK_AFTER_MS on; returns what stops watching it. */
   watch(liveness: Liveness, check: LossCheck): () => void {
     this.#open();
+    // Only a list entry until its first read: a hold released sooner costs next to nothing.
     const watched: Watched = { liveness, check, since: Date.now(), stopped: false };
-    let holds = this.#byKey.get(check.key);
-    if (!holds) this.#byKey.set(check.key, (holds = new Set()));
-    holds.add(watched);
     this.#pending.push(watched);
     this.#timer ??= setLongTimeout(() => this.#firstReads(), TRACK_AFTER_MS);
     return () => {
       watched.stopped = true;
       const left = this.#byKey.get(check.key);
-      left?.delete(watched);
-      if (left?.size === 0) this.#byKey.delete(check.key);
+      if (!left?.delete(watched)) return;
+      if (left.size === 0) this.#byKey.delete(check.key);
     };
   }
 
@@ -125,7 +123,12 @@ export class LossWatch {
     const now = Date.now();
     let i = 0;
     for (; i < this.#pending.length && this.#pending[i]!.since + TRACK_AFTER_MS <= now; i++) {
-      if (!this.#pending[i]!.stopped) this.#check(this.#pending[i]!);
+      const watched = this.#pending[i]!;
+      if (watched.stopped) continue;
+      let holds = this.#byKey.get(watched.check.key);
+      if (!holds) this.#byKey.set(watched.check.key, (holds = new Set()));
+      holds.add(watched);
+      this.#check(watched);
     }
     this.#pending = this.#pending.slice(i);
     // A fixed beat rather than each hold's own moment: first reads cost at most one call per
