@@ -108,8 +108,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       waiters: new Waiters(connection, commandTimeout),
       watchdog: new Watchdog({
         watchdogTimeout,
-        // Renewals on the tracking connection, while it is up, cost no invalidation to check.
-        run: lossWatch?.run ?? run,
+        run,
         batchGroup: (key) => connection.batchGroup(key),
         onRenewalError: (error, names) => this.emit('renewalError', error, names),
       }),

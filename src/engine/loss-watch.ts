@@ -35,9 +35,9 @@ const REOPEN_AFTER_MS = 5_000;
  * the tracking connection; from then on Redis tells, within a round trip, when another connection
  * deletes or takes over its key, or the key expires. The holds of such a key are checked at once
  * (the read tracks the key again): a hold whose owner is gone is lost. A change made by the
- * holder's own client (a re-entry, a release of one of several holds, another reader) is checked
- * and found still held: never a false loss. Renewals run on the tracking connection while it is
- * up (`run`), and read their keys again after writing, so that they cost no check. The final
+ * holder's own client (a re-entry, a release of one of several holds, another reader, a
+ * renewal) is checked and found still held: never a false loss. Checks are batched like
+ * renewals (a renewal round costs one check call per batch after it). The final
  * release stops the watch before it is sent. When tracking breaks, every hold is checked at once,
  * renewal finds losses until it is back, and then every hold is read (tracked) again.
  */
@@ -59,12 +59,6 @@ export class LossWatch {
     private readonly fallback: ScriptRunner,
     private readonly commandTimeout: number,
   ) {}
-
-  /** Runs a script on the tracking connection while it is up (its reads are tracked), else on the client's. */
-  readonly run: ScriptRunner = (script, keys, args, deadline) =>
-    this.#tracking?.ready
-      ? this.#tracking.run(script, keys, args, deadline)
-      : this.fallback(script, keys, args, deadline);
 
   /** Watches a hold from TRACK_AFTER_MS on; returns what stops watching it. */
   watch(liveness: Liveness, check: LossCheck): () => void {
@@ -141,8 +135,9 @@ export class LossWatch {
     this.#checking.add(watched);
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
-    // Every check asked for in this tick goes in one call per script.
-    process.nextTick(() => this.#flush());
+    // Every check asked for until the event loop turns (a 1,000-key invalidation may come in
+    // several reads) goes in one call per script.
+    setImmediate(() => this.#flush());
   }
 
   #flush(): void {
@@ -160,13 +155,16 @@ export class LossWatch {
   }
 
   async #send(script: LuaScript, batch: Watched[]): Promise<void> {
+    const keys = batch.map((watched) => watched.check.key);
+    const owners = batch.map((watched) => watched.check.owner);
+    const tracking = this.#tracking?.ready ? this.#tracking : undefined;
     let reply: ScriptReply;
     try {
-      reply = await this.run(
-        script,
-        batch.map((watched) => watched.check.key),
-        batch.map((watched) => watched.check.owner),
-      );
+      // Tracked first, then checked, in this order on one connection: a change after the check
+      // is told, one before it is seen by it.
+      const tracked = tracking?.track(keys);
+      reply = await (tracking ? tracking.run(script, keys, owners) : this.fallback(script, keys, owners));
+      await tracked;
     } catch {
       // Unknown: renewal goes on, and a tracking connection that broke checks everything when back.
       return;

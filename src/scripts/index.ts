@@ -75,8 +75,8 @@ export const lockRelease: LuaScript = Object.freeze({
 
 export const lockRenew: LuaScript = Object.freeze({
   name: "lock/renew",
-  sha: "e92b4e358520eec69e0df1db696ab0920a774ea9",
-  source: "--[[ lock/renew: the watchdog's batch renewal of many hash-based holds in one call.\nKEYS[i]      lock hash number i\nARGV[2i-1]   owner id of KEYS[i]\nARGV[2i]     new lease of KEYS[i] in ms\nReturns      array: 1 where the owner still held KEYS[i] (expiry reset), 0 where it was gone\nSent on the tracking connection, its own write would stop Redis tracking the key (NOLOOP): the\nread after it tracks the key again. ]]\nlocal renewed = {}\nfor i = 1, #KEYS do\n  if redis.call('hexists', KEYS[i], ARGV[2 * i - 1]) == 1 then\n    redis.call('pexpire', KEYS[i], ARGV[2 * i])\n    redis.call('pttl', KEYS[i])\n    renewed[i] = 1\n  else\n    renewed[i] = 0\n  end\nend\nreturn renewed\n",
+  sha: "8f81bdca7fde7eaecb7b2feb3ff79ef99febc79d",
+  source: "--[[ lock/renew: the watchdog's batch renewal of many hash-based holds in one call.\nKEYS[i]      lock hash number i\nARGV[2i-1]   owner id of KEYS[i]\nARGV[2i]     new lease of KEYS[i] in ms\nReturns      array: 1 where the owner still held KEYS[i] (expiry reset), 0 where it was gone ]]\nlocal renewed = {}\nfor i = 1, #KEYS do\n  if redis.call('hexists', KEYS[i], ARGV[2 * i - 1]) == 1 then\n    redis.call('pexpire', KEYS[i], ARGV[2 * i])\n    renewed[i] = 1\n  else\n    renewed[i] = 0\n  end\nend\nreturn renewed\n",
 });
 
 export const lockStatus: LuaScript = Object.freeze({
@@ -141,8 +141,8 @@ export const readWriteLockReadRelease: LuaScript = Object.freeze({
 
 export const readWriteLockReadRenew: LuaScript = Object.freeze({
   name: "read-write-lock/read-renew",
-  sha: "4a5806879e5b8b7ed088a4eab49809f364040114",
-  source: "--[[ read-write-lock/read-renew: the watchdog's batch renewal of read holds. Each reader has its own\nexpiry inside the read hash, so renewing one reader never shortens another.\nKEYS[i]      read hash number i (\"t:<owner>\" = expiry in ms, Redis clock)\nARGV[2i-1]   owner id of KEYS[i]\nARGV[2i]     new lease of KEYS[i] in ms\nReturns      array: 1 where the owner still held a live read hold (lease reset), 0 where it was gone\nSent on the tracking connection, its own writes would stop Redis tracking the key (NOLOOP): the\nread after them tracks the key again. ]]\nlocal t = redis.call('time')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nlocal renewed = {}\nfor i = 1, #KEYS do\n  local field = 't:' .. ARGV[2 * i - 1]\n  local lease = tonumber(ARGV[2 * i])\n  local expiry = tonumber(redis.call('hget', KEYS[i], field) or '0')\n  if expiry > now then\n    redis.call('hset', KEYS[i], field, now + lease)\n    local ttl = redis.call('pttl', KEYS[i])\n    if ttl < lease then\n      redis.call('pexpire', KEYS[i], lease)\n    end\n    redis.call('hexists', KEYS[i], field)\n    renewed[i] = 1\n  else\n    renewed[i] = 0\n  end\nend\nreturn renewed\n",
+  sha: "f12bd81b8efe6ee9c54a244589ed099819ff9054",
+  source: "--[[ read-write-lock/read-renew: the watchdog's batch renewal of read holds. Each reader has its own\nexpiry inside the read hash, so renewing one reader never shortens another.\nKEYS[i]      read hash number i (\"t:<owner>\" = expiry in ms, Redis clock)\nARGV[2i-1]   owner id of KEYS[i]\nARGV[2i]     new lease of KEYS[i] in ms\nReturns      array: 1 where the owner still held a live read hold (lease reset), 0 where it was gone ]]\nlocal t = redis.call('time')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nlocal renewed = {}\nfor i = 1, #KEYS do\n  local field = 't:' .. ARGV[2 * i - 1]\n  local lease = tonumber(ARGV[2 * i])\n  local expiry = tonumber(redis.call('hget', KEYS[i], field) or '0')\n  if expiry > now then\n    redis.call('hset', KEYS[i], field, now + lease)\n    local ttl = redis.call('pttl', KEYS[i])\n    if ttl < lease then\n      redis.call('pexpire', KEYS[i], lease)\n    end\n    renewed[i] = 1\n  else\n    renewed[i] = 0\n  end\nend\nreturn renewed\n",
 });
 
 export const readWriteLockReadStatus: LuaScript = Object.freeze({

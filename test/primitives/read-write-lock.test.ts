@@ -209,7 +209,8 @@ describe('ReadWriteLock: leases and the watchdog', () => {
     await redis.config('RESETSTAT');
     await sleep(650); // three renewal periods of 200 ms
     const calls = (await commandCalls(redis, 'evalsha')) + (await commandCalls(redis, 'eval'));
-    assert.ok(calls >= 1 && calls <= 6, `${calls} script calls renewed 50 read holds over three periods`);
+    // Per period one renewal call and, after it, one loss-detection check of the changed keys.
+    assert.ok(calls >= 1 && calls <= 10, `${calls} script calls renewed 50 read holds over three periods`);
     for (const reader of readers) assert.equal(await reader.getHoldCount(), 1);
     for (const reader of readers) await reader.unlock();
   });

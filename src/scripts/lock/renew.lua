@@ -2,14 +2,11 @@
 KEYS[i]      lock hash number i
 ARGV[2i-1]   owner id of KEYS[i]
 ARGV[2i]     new lease of KEYS[i] in ms
-Returns      array: 1 where the owner still held KEYS[i] (expiry reset), 0 where it was gone
-Sent on the tracking connection, its own write would stop Redis tracking the key (NOLOOP): the
-read after it tracks the key again. ]]
+Returns      array: 1 where the owner still held KEYS[i] (expiry reset), 0 where it was gone ]]
 local renewed = {}
 for i = 1, #KEYS do
   if redis.call('hexists', KEYS[i], ARGV[2 * i - 1]) == 1 then
     redis.call('pexpire', KEYS[i], ARGV[2 * i])
-    redis.call('pttl', KEYS[i])
     renewed[i] = 1
   else
     renewed[i] = 0

@@ -3,9 +3,7 @@ expiry inside the read hash, so renewing one reader never shortens another.
 KEYS[i]      read hash number i ("t:<owner>" = expiry in ms, Redis clock)
 ARGV[2i-1]   owner id of KEYS[i]
 ARGV[2i]     new lease of KEYS[i] in ms
-Returns      array: 1 where the owner still held a live read hold (lease reset), 0 where it was gone
-Sent on the tracking connection, its own writes would stop Redis tracking the key (NOLOOP): the
-read after them tracks the key again. ]]
+Returns      array: 1 where the owner still held a live read hold (lease reset), 0 where it was gone ]]
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local renewed = {}
@@ -19,7 +17,6 @@ for i = 1, #KEYS do
     if ttl < lease then
       redis.call('pexpire', KEYS[i], lease)
     end
-    redis.call('hexists', KEYS[i], field)
     renewed[i] = 1
   else
     renewed[i] = 0
