@@ -11,7 +11,7 @@ import {
   trackingLinkOptions,
   type NodeRedisTrackingConnection,
 } from './node-redis-tracking-link.js';
-import { evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
+import { commandTail, evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of a node-redis (v4+) client latchkey uses (typed here so `redis` is never imported). */
@@ -40,11 +40,6 @@ export function isNodeRedis(value: unknown): value is NodeRedisLike {
     typeof candidate.duplicate === 'function' &&
     typeof candidate.isOpen === 'boolean'
   );
-}
-
-/** What follows the script in EVALSHA / EVAL: the key count, the keys, the arguments as strings. */
-function commandTail(keys: readonly string[], args: readonly ScriptArg[]): string[] {
-  return [String(keys.length), ...keys, ...args.map(String)];
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { TrackingLink } from './connection.js';
-import { evalWithFallback, type ScriptSender } from './script-sender.js';
+import { commandTail, evalWithFallback, type ScriptSender } from './script-sender.js';
 
 /** The node-redis connection a tracking link is made of (a `duplicate()` of the user's client). */
 export interface NodeRedisTrackingConnection {
@@ -27,14 +27,9 @@ export async function nodeRedisTrackingLink(connection: NodeRedisTrackingConnect
   }
   // latchkey's own connection serves the user's work, it is not work.
   connection.unref();
-  const tail = (keys: readonly string[], args: readonly (string | number)[]): string[] => [
-    String(keys.length),
-    ...keys,
-    ...args.map(String),
-  ];
   const sender: ScriptSender = {
-    evalsha: (script, keys, args) => connection.sendCommand(['EVALSHA', script.sha, ...tail(keys, args)]),
-    eval: (script, keys, args) => connection.sendCommand(['EVAL', script.source, ...tail(keys, args)]),
+    evalsha: (script, keys, args) => connection.sendCommand(['EVALSHA', script.sha, ...commandTail(keys, args)]),
+    eval: (script, keys, args) => connection.sendCommand(['EVAL', script.source, ...commandTail(keys, args)]),
   };
   let subscribed = false;
   return {

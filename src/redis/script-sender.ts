@@ -75,3 +75,8 @@ export async function subscribeClassified(
     throw classifyClientError(error, `subscribe ${channel}`);
   }
 }
+
+/** What follows the script in EVALSHA / EVAL: the key count, the keys, the arguments as strings. */
+export function commandTail(keys: readonly string[], args: readonly ScriptArg[]): string[] {
+  return [String(keys.length), ...keys, ...args.map(String)];
+}
