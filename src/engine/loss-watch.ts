@@ -50,6 +50,8 @@ export class LossWatch {
   #flushScheduled = false;
   #tracking: KeyTracking | undefined;
   #opening: Promise<void> | undefined;
+  /** The connection offers no tracking (a Cluster): nothing is watched, renewal finds losses. */
+  #unavailable = false;
   #openFailedAt = -Infinity;
   #closed = false;
 
@@ -63,6 +65,7 @@ export class LossWatch {
   /** Watches a hold from TRACK_AFTER_MS on; returns what stops watching it. */
   watch(liveness: Liveness, check: LossCheck): () => void {
     this.#open();
+    if (this.#unavailable) return () => undefined;
     // Only a list entry until its first read: a hold released sooner costs next to nothing.
     const watched: Watched = { liveness, check, since: Date.now(), stopped: false };
     this.#pending.push(watched);
@@ -85,7 +88,7 @@ export class LossWatch {
 
   /** Opens tracking on first use, and again a while after it could not be. */
   #open(): void {
-    if (this.#tracking || this.#opening || this.#closed) return;
+    if (this.#tracking || this.#opening || this.#closed || this.#unavailable) return;
     if (Date.now() - this.#openFailedAt < REOPEN_AFTER_MS) return;
     const listener = {
       invalidated: (keys: readonly string[] | null) => this.#invalidated(keys),
@@ -99,6 +102,7 @@ export class LossWatch {
         this.#opening = undefined;
         if (this.#closed) tracking?.close();
         else this.#tracking = tracking;
+        this.#unavailable = tracking === undefined;
       },
       () => {
         this.#opening = undefined;
@@ -114,6 +118,10 @@ export class LossWatch {
 
   #firstReads(): void {
     this.#timer = undefined;
+    if (this.#unavailable) {
+      this.#pending = [];
+      return;
+    }
     const now = Date.now();
     let i = 0;
     for (; i < this.#pending.length && this.#pending[i]!.since + TRACK_AFTER_MS <= now; i++) {
