@@ -106,9 +106,9 @@ export const redisSemaphore: BenchLibrary = {
  * Not a lock: the least that any lock which never lets the releasing process barge must do, run
  * as one so that scenario 3 measures what this machine allows such a lock. The turn goes round the
  * workers in a fixed ring: each waits for a message on its own channel, holds, and passes the turn
- * on with one PUBLISH to the next. That is one notification per hand-over and nothing else: no
- * script, no lock state, no queue. Every wait spans the other W-1 workers' turns, as it must for a
- * lock where a process that asks again queues behind those already waiting.
+ * on with one SPUBLISH to the next (sharded pub/sub, as latchkey's hand-overs): one notification
+ * per hand-over, no script, no lock state, no queue. Every wait spans the other W-1 workers'
+ * turns, as it must for a lock where a process that asks again queues behind those waiting.
  */
 export const handOverRing: BenchLibrary = {
   name: HAND_OVER_RING,
@@ -121,13 +121,13 @@ export const handOverRing: BenchLibrary = {
         const channel = (worker: number): string => `${name}:ring:${worker}`;
         let turns = seat.worker === 0 ? 1 : 0; // the first worker starts with the turn
         let wake: (() => void) | undefined;
-        subscriber.on('message', () => {
+        subscriber.on('smessage', () => {
           const resolve = wake;
           wake = undefined;
           if (resolve) resolve();
           else turns++;
         });
-        const subscribed = subscriber.subscribe(channel(seat.worker));
+        const subscribed = subscriber.ssubscribe(channel(seat.worker));
         return {
           async acquire() {
             await subscribed;
@@ -135,7 +135,7 @@ export const handOverRing: BenchLibrary = {
             else await new Promise<void>((resolve) => (wake = resolve));
           },
           async release() {
-            await redis.publish(channel((seat.worker + 1) % seat.workers), '1');
+            await redis.spublish(channel((seat.worker + 1) % seat.workers), '1');
           },
         };
       },

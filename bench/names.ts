@@ -13,7 +13,7 @@ export const FLOOR_TWO_SCRIPTS = 'floor (2 x EVALSHA)';
  */
 export const FLOOR_LOCK_SCRIPTS = 'floor: lock scripts, bare';
 
-/** Scenario 3: the turn passed round a ring of processes by one PUBLISH each. */
+/** Scenario 3: the turn passed round a ring of processes by one SPUBLISH each. */
 export const HAND_OVER_RING = 'floor: hand-over ring';
 
 /** Scenario 5: one bare script sent to `servers` servers at once. */

@@ -106,7 +106,7 @@ export function renderTable(results: BenchResults): string {
     (results.notificationFloors ?? [])
       .map(
         (floor) =>
-          `Notification floor after ${floor.spacingMs} ms idle (PUBLISH to another process, same run): ` +
+          `Notification floor after ${floor.spacingMs} ms idle (SPUBLISH to another process, same run): ` +
           `p50 ${ms(floor.p50)} ms, mean ${ms(floor.mean)} ms, p99 ${ms(floor.p99)} ms.`,
       )
       .join('\n'),

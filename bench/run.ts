@@ -121,7 +121,7 @@ async function main(): Promise<void> {
       const floor = await pool!.notificationFloor(servers[0]!.port, values.quick ? 20 : 400, holdMs);
       floors.push(floor);
       progress(
-        `  notification floor after ${holdMs} ms idle (PUBLISH to another process): ` +
+        `  notification floor after ${holdMs} ms idle (SPUBLISH to another process): ` +
           `p50 ${floor.p50.toFixed(2)} ms, mean ${floor.mean.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`,
       );
     }

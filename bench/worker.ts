@@ -78,7 +78,7 @@ function countAcquisitions(name: string): () => AcquiredBy {
 
 const now = (): number => performance.timeOrigin + performance.now();
 
-/** The notification floor: how long a PUBLISH takes to reach another process (ms, shared clock). */
+/** The notification floor: how long an SPUBLISH takes to reach another process (ms, shared clock). */
 export interface ProbeMessage {
   readonly type: 'probe';
   readonly role: 'publish' | 'listen';
@@ -96,14 +96,14 @@ async function probe(message: ProbeMessage): Promise<number[]> {
   const latencies: number[] = [];
   try {
     if (message.role === 'listen') {
-      await redis.subscribe(message.channel);
+      await redis.ssubscribe(message.channel);
       process.send?.({ type: 'listening' });
       await new Promise<void>((resolve) => {
         const timer = setTimeout(
           resolve,
           Math.max(0, message.start - now()) + message.count * (message.spacingMs + 10) + 2_000,
         );
-        redis.on('message', (_channel: string, sent: string) => {
+        redis.on('smessage', (_channel: string, sent: string) => {
           latencies.push(now() - Number(sent));
           if (latencies.length === message.count) {
             clearTimeout(timer);
@@ -117,7 +117,7 @@ async function probe(message: ProbeMessage): Promise<number[]> {
       // the publisher wakes from a timer, as a holder does at the end of its critical section.
       for (let i = 0; i < message.count; i++) {
         await sleep(message.spacingMs);
-        await redis.publish(message.channel, String(now()));
+        await redis.spublish(message.channel, String(now()));
       }
     }
   } finally {

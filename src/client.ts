@@ -27,6 +27,7 @@ import {
   checkChoice,
   checkDuration,
   checkFunction,
+  checkInteger,
   checkName,
   checkOptionalDuration,
   checkOptions,
@@ -47,6 +48,8 @@ const OPTIONS = [
   'fairWaiterTimeout',
   'commandTimeout',
   'lossDetection',
+  'replicaAcks',
+  'replicaAckTimeout',
 ] as const;
 
 /** The option given, or its default when left out (`null` is given, and refused by the check). */
@@ -66,6 +69,12 @@ function resolveOptions(options: unknown): ResolvedOptions {
     ),
     commandTimeout: checkDuration(orDefault(given.commandTimeout, 'commandTimeout'), 'commandTimeout', true),
     lossDetection: checkChoice(orDefault(given.lossDetection, 'lossDetection'), 'lossDetection', ['push', 'renewal']),
+    replicaAcks: checkInteger(orDefault(given.replicaAcks, 'replicaAcks'), 'replicaAcks', 0),
+    replicaAckTimeout: checkDuration(
+      orDefault(given.replicaAckTimeout, 'replicaAckTimeout'),
+      'replicaAckTimeout',
+      true,
+    ),
   });
 }
 
@@ -94,6 +103,9 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     super();
     this.options = resolveOptions(options);
     const connection = toConnection(redis);
+    if (this.options.replicaAcks > 0 && !connection.waitForReplicas) {
+      throw new TypeError('`replicaAcks` needs a connection that can send WAIT (ioredis or node-redis)');
+    }
     const { commandTimeout, watchdogTimeout } = this.options;
     const run = createScriptRunner(connection, commandTimeout);
     const lossWatch =

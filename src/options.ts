@@ -37,6 +37,21 @@ export interface LockClientOptions {
    * @default 'push'
    */
   lossDetection?: 'push' | 'renewal';
+  /**
+   * How many replicas must acknowledge an acquisition (a lock, a read or write hold, a permit)
+   * before it counts: Redis' `WAIT` on the connection that wrote it, right after the grant. An
+   * acquisition not acknowledged within `replicaAckTimeout` is tried again within the wait's
+   * `waitTime` and `commandTimeout`, and then fails with `RedisUnavailableError` (never `false`).
+   * It narrows the window in which a failover to a replica that never saw the grant gives the lock
+   * to someone else; it does not make Redis a consensus system. 0: no acknowledgement asked.
+   * @default 0
+   */
+  replicaAcks?: number;
+  /**
+   * How long an acquisition waits for `replicaAcks` replicas to acknowledge it, in ms.
+   * @default 1_000
+   */
+  replicaAckTimeout?: number;
 }
 
 /** The resolved options: every field set (see {@link LockClientOptions} for what each means). */
@@ -53,6 +68,10 @@ export interface ResolvedOptions {
   readonly commandTimeout: number;
   /** See {@link LockClientOptions.lossDetection}. */
   readonly lossDetection: 'push' | 'renewal';
+  /** See {@link LockClientOptions.replicaAcks}. */
+  readonly replicaAcks: number;
+  /** See {@link LockClientOptions.replicaAckTimeout}. */
+  readonly replicaAckTimeout: number;
 }
 
 /** Default options of a {@link LockClient}. */
@@ -63,6 +82,8 @@ export const DEFAULTS: Readonly<ResolvedOptions> = Object.freeze({
   fairWaiterTimeout: 10_000,
   commandTimeout: 10_000,
   lossDetection: 'push',
+  replicaAcks: 0,
+  replicaAckTimeout: 1_000,
 });
 
 /** Options of `lock()`. */

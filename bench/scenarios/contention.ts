@@ -38,10 +38,10 @@ export interface HandOverCount extends AcquiredBy {
   messages: number;
 }
 
-/** PUBLISH calls since CONFIG RESETSTAT, those run inside scripts included. */
+/** SPUBLISH calls since CONFIG RESETSTAT, those run inside scripts included. */
 async function publishes(admin: Redis): Promise<number> {
   const info = await admin.info('commandstats');
-  return Number(/cmdstat_publish:calls=(\d+)/.exec(info)?.[1] ?? 0);
+  return Number(/cmdstat_spublish:calls=(\d+)/.exec(info)?.[1] ?? 0);
 }
 
 /** How long the workers contend before the measured window opens. */

@@ -107,7 +107,14 @@ export async function connect(target: Target): Promise<Connection> {
   if (target.sentinels !== undefined) {
     if (!target.name) throw new CliError('--sentinel needs --name, the name of the monitored master', EXIT.usage);
     const sentinels = parseSentinels(target.sentinels);
-    const redis = new Redis({ ...failFast(timeout), sentinels, name: target.name, sentinelRetryStrategy: () => null });
+    const redis = new Redis({
+      ...failFast(timeout),
+      sentinels,
+      name: target.name,
+      sentinelRetryStrategy: () => null,
+      // latchkey refuses a Sentinel client without it (see the README's Deployments).
+      failoverDetector: true,
+    });
     redis.on('error', () => undefined); // reported by connect() below, once
     const address = `${target.name} via Sentinel ${target.sentinels}`;
     await bounded(redis, redis.connect(), timeout * 2, address);

@@ -1,7 +1,7 @@
 import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';
 import { RedisUnavailableError } from '../errors.js';
-import { retryPause } from '../redis/script-runner.js';
+import { MIN_CALL_MS, retryPause, withTimeout } from '../redis/script-runner.js';
 import { sleep } from './timers.js';
 import type { Waiter, Waiters } from './waiters.js';
 
@@ -26,6 +26,11 @@ export interface Acquisition<T> {
    * the winning attempt was in flight. Holding nothing, it does nothing.
    */
   giveUp(): Promise<void>;
+  /**
+   * The key a grant is written to, whose node's replicas must acknowledge it when the client asks
+   * for `replicaAcks`; left out, the acquisition grants nothing to replicate (a latch's wait).
+   */
+  readonly grantKey?: string;
   /** Where releases are announced; left out, the wait polls (see `pause`). */
   readonly channel?: string;
   /** Names this wait in addressed messages. */
@@ -69,7 +74,9 @@ export async function acquire<T>(
     for (let round = 0; ; round++) {
       // A wait outlives nothing: shutdown() ends it (a spin wait has no subscription to fail).
       if (round > 0) ctx.assertOpen();
-      const outcome = await acquisition.attempt(callDeadline, message).then(wait.answered, wait.failed);
+      let outcome = await acquisition.attempt(callDeadline, message).then(wait.answered, wait.failed);
+      // Not acknowledged by enough replicas: a failed call, tried again (the owner holds it meanwhile).
+      if (outcome?.acquired && !(await wait.replicated(ctx))) outcome = undefined;
       if (outcome?.acquired) {
         if (signal?.aborted) throw signal.reason;
         wait.end('acquired');
@@ -148,6 +155,29 @@ class WaitState<T> {
       this.#failed(error);
       return undefined;
     }
+  }
+
+  /**
+   * Whether the grant just made reached the replicas the client asks for (`replicaAcks`); a
+   * shortfall is a failed call, ridden out like one.
+   */
+  async replicated(ctx: ClientContext): Promise<boolean> {
+    const { grantKey, name } = this.acquisition;
+    const { replicaAcks, replicaAckTimeout, commandTimeout } = ctx.options;
+    if (replicaAcks === 0 || grantKey === undefined) return true;
+    try {
+      const acked = await withTimeout(
+        ctx.connection.waitForReplicas!(grantKey, replicaAcks, replicaAckTimeout),
+        Math.max(commandTimeout, replicaAckTimeout + MIN_CALL_MS),
+        () => new RedisUnavailableError(`Redis did not answer WAIT for "${name}" in time`),
+      );
+      if (acked >= replicaAcks) return true;
+      const shortfall = `${acked} of the ${replicaAcks} replicas asked for acknowledged "${name}" within ${replicaAckTimeout} ms`;
+      this.#failed(new RedisUnavailableError(`Only ${shortfall}`));
+    } catch (error) {
+      this.failed(error);
+    }
+    return false;
   }
 
   #failed(error: RedisUnavailableError): undefined {

@@ -261,7 +261,8 @@ export class KeyLock implements MemberCore {
     const hold = this.#hold(ownerId);
     if (!hold?.liveness.alive) return false;
     const sentAt = Date.now();
-    const reply = await this.ctx.run(this.backend.renewScript, [this.backend.key], [hold.owner, leaseMs]);
+    const { key, renewScript } = this.backend;
+    const reply = await this.ctx.run(renewScript, [key], [key, hold.owner, leaseMs]);
     if (!Array.isArray(reply) || reply[0] !== 1) return false;
     hold.liveness.reprove(provenUntil(sentAt, leaseMs));
     return true;

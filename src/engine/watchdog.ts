@@ -5,9 +5,10 @@ import { provenUntil, type Liveness } from './liveness.js';
 import { setLongTimeout, type LongTimer } from './timers.js';
 
 /**
- * How one hold is renewed. The script takes keys in batches: `KEYS[i]` with `ARGV[2i-1]` (the
- * owner proving the hold) and `ARGV[2i]` (the new lease in ms), and answers 1 per key still held
- * (its lease reset), 0 per key gone.
+ * How one hold is renewed. The script takes holds in batches: `KEYS[1]` routes the call (the
+ * batch's first key), `ARGV` holds a triple per hold (key, owner, new lease in ms), and it answers
+ * per hold 1 (still held, lease reset), 0 (gone) or -1 (its key is not on the node that ran the
+ * call: a Cluster slot moved).
  */
 export interface RenewalTarget {
   readonly script: LuaScript;
@@ -29,6 +30,7 @@ export interface Renewal {
 export interface WatchdogOptions {
   readonly watchdogTimeout: number;
   readonly run: ScriptRunner;
+  /** Holds whose keys map to one group may share a call: one server, or one Cluster node. */
   readonly batchGroup: (key: string) => string;
   readonly onRenewalError: (error: unknown, names: readonly string[]) => void;
 }
@@ -39,7 +41,7 @@ const BATCH_SIZE = 1_000;
 /**
  * One renewal scheduler per client. A hold is renewed once a third of the time proven for it has
  * passed; a round renews every hold due within the next half period too, one script call per batch
- * of keys that may share a call (per server, or per slot on a Cluster), so that N holds taken
+ * of keys that may share a call (per server, or per node of a Cluster), so that N holds taken
  * at any moments cost about N/1000 calls per period. It only renews: what Redis answers goes to
  * each hold's Liveness, which decides whether the hold is lost.
  */
@@ -125,36 +127,45 @@ export class Watchdog {
     const leases = batch.map((renewal) =>
       Math.max(1, Math.min(this.options.watchdogTimeout, renewal.renewUntil - sentAt)),
     );
-    const args = batch.flatMap((renewal, i) => [renewal.target.owner, leases[i]!]);
+    const args = batch.flatMap((renewal, i) => [renewal.target.key, renewal.target.owner, leases[i]!]);
     // A renewal that gets no answer gives up halfway to the earliest lease it protects, so that
     // there is time to try again before the hold is lost.
     const earliest = Math.min(...batch.map((renewal) => renewal.liveness.validUntil));
     const deadline = sentAt + Math.max(0, earliest - sentAt) / 2;
+    let renewed: unknown[];
     try {
-      const reply = await this.options.run(
-        batch[0]!.target.script,
-        batch.map((renewal) => renewal.target.key),
-        args,
-        deadline,
-      );
-      const renewed = Array.isArray(reply) ? reply : [];
-      batch.forEach((renewal, i) => {
-        if (renewal.removed) return; // released meanwhile: whatever Redis said is no news
-        if (renewed[i] !== 1) return renewal.liveness.lose('renewal found it no longer held');
-        renewal.liveness.confirm(provenUntil(sentAt, leases[i]!));
-        listening('renew')?.publish({ ...renewal.liveness.hold });
-        this.#afterRenewal(renewal, sentAt);
-      });
+      const first = batch[0]!.target;
+      const reply = await this.options.run(first.script, [first.key], args, deadline);
+      renewed = Array.isArray(reply) ? reply : [];
     } catch (error) {
-      this.options.onRenewalError(
-        error,
-        batch.map((renewal) => renewal.liveness.hold.name),
-      );
-      // Try again soon; the Liveness reports the hold lost if its proven time runs out first.
-      const retryAt = Date.now() + Math.min(1_000, this.#period());
-      for (const renewal of batch)
-        renewal.renewAt = Math.min(retryAt, Math.max(Date.now(), renewal.liveness.validUntil - 1));
+      return this.#retrySoon(batch, error);
     }
+    const moved: Renewal[] = [];
+    batch.forEach((renewal, i) => {
+      if (renewal.removed) return; // released meanwhile: whatever Redis said is no news
+      if (renewed[i] === -1) return void moved.push(renewal);
+      if (renewed[i] !== 1) return renewal.liveness.lose('renewal found it no longer held');
+      renewal.liveness.confirm(provenUntil(sentAt, leases[i]!));
+      listening('renew')?.publish({ ...renewal.liveness.hold });
+      this.#afterRenewal(renewal, sentAt);
+    });
+    if (moved.length === 0) return;
+    // A call that named the key itself was routed to its node: the slot is moving right now.
+    if (batch.length === 1) return this.#retrySoon(moved, new Error('its Cluster slot is moving'));
+    // Keys whose slot moved to another node: each on its own, so that the client follows the
+    // redirection and learns the new slot map, which the next round's batches then follow.
+    await Promise.all(moved.map((renewal) => this.#renew([renewal])));
+  }
+
+  /** A renewal failed: try again soon; the Liveness reports the hold lost if its proven time runs out first. */
+  #retrySoon(batch: readonly Renewal[], error: unknown): void {
+    this.options.onRenewalError(
+      error,
+      batch.map((renewal) => renewal.liveness.hold.name),
+    );
+    const retryAt = Date.now() + Math.min(1_000, this.#period());
+    for (const renewal of batch)
+      renewal.renewAt = Math.min(retryAt, Math.max(Date.now(), renewal.liveness.validUntil - 1));
   }
 
   #afterRenewal(renewal: Renewal, sentAt: number): void {

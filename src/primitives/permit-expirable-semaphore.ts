@@ -161,6 +161,7 @@ export class PermitExpirableSemaphore {
       {
         name: this.#name,
         kind: 'permit-expirable-semaphore',
+        grantKey: leases,
         channel,
         async attempt(attemptDeadline): Promise<Attempt<string>> {
           const reply = await run(

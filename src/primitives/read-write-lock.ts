@@ -108,6 +108,7 @@ function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
       return {
         name,
         kind: 'read-lock',
+        grantKey: k.read,
         channel: k.readChannel,
         async attempt(deadline) {
           const sentAt = Date.now();
@@ -153,6 +154,7 @@ function writeBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend 
       return {
         name,
         kind: 'write-lock',
+        grantKey: k.write,
         channel: k.writeChannel,
         async attempt(deadline) {
           const sentAt = Date.now();

@@ -127,6 +127,10 @@ class LockAcquisition implements Acquisition<Grant> {
     return this.setup.kind;
   }
 
+  get grantKey(): string {
+    return this.setup.lockKey[0]!;
+  }
+
   get channel(): string | undefined {
     return this.setup.style.queue ? this.setup.handOverChannel : undefined;
   }
@@ -141,11 +145,14 @@ class LockAcquisition implements Acquisition<Grant> {
   }
 
   attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<Grant>> {
+    const { ctx, lockKey, style, refreshEvery } = this.setup;
     const handedAt = message === undefined ? undefined : this.#sent?.get(message);
-    if (handedAt !== undefined && provenUntil(handedAt, this.#reserve) > Date.now() + HAND_OVER_MARGIN_MS) {
+    // The hand-over was written by the releasing client's connection: a WAIT on ours covers it only
+    // after a write of ours, so replicaAcks takes hand-overs by a round trip.
+    const trusted = handedAt !== undefined && ctx.options.replicaAcks === 0;
+    if (trusted && provenUntil(handedAt, this.#reserve) > Date.now() + HAND_OVER_MARGIN_MS) {
       return Promise.resolve(this.#granted(handedAt, this.#reserve, true));
     }
-    const { ctx, lockKey, style, refreshEvery } = this.setup;
     // The first attempt is a plain try; once the wait listens for hand-overs it queues.
     const queue = style.queue && this.#attempts++ > 0;
     const sentAt = Date.now();

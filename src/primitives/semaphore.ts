@@ -126,6 +126,7 @@ export class Semaphore {
       {
         name: this.#name,
         kind: 'semaphore',
+        grantKey: k.permits,
         channel: k.channel,
         async attempt(attemptDeadline): Promise<Attempt<true>> {
           const args = [permits, id, waiterId, options.fairWaiterTimeout, k.channel, remember];

@@ -63,6 +63,13 @@ export interface RedisConnection {
    */
   openTrackingLink?(name: string): Promise<TrackingLink> | undefined;
 
+  /**
+   * Redis' `WAIT replicas timeout` on the connection that serves `key` (the one its scripts were
+   * sent on), so that it covers what they wrote: resolves with how many replicas acknowledged.
+   * Needed only for the `replicaAcks` option.
+   */
+  waitForReplicas?(key: string, replicas: number, timeout: number): Promise<number>;
+
   /** Releases what the adapter opened itself (its subscriber connection); never the user's client. */
   close(): Promise<void>;
 }

@@ -8,7 +8,8 @@ import type {
 } from './connection.js';
 import { clusterSlot } from './cluster-slot.js';
 import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
-import { evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
+import { RedisUnavailableError } from '../errors.js';
+import { classifyClientError, evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
 import { ioredisTrackingLink, TRACKING_LINK_OPTIONS, type IoredisTrackingConnection } from './ioredis-tracking-link.js';
 import { Subscriptions } from './subscriptions.js';
 
@@ -17,7 +18,18 @@ export interface IoredisLike {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: ScriptArg[]): Promise<unknown>;
   eval(source: string, numKeys: number, ...keysAndArgs: ScriptArg[]): Promise<unknown>;
   duplicate(...overrides: never[]): IoredisSubscriber;
+  /** Any command (WAIT), on a standalone client. */
+  call?(command: string, ...args: ScriptArg[]): Promise<unknown>;
+  /** A Cluster's connection per node (the ones its commands go over). */
+  nodes?(
+    role: 'master',
+  ): readonly {
+    readonly options: { host?: string; port?: number };
+    call(command: string, ...args: ScriptArg[]): Promise<unknown>;
+  }[];
   readonly isCluster?: boolean;
+  /** A Cluster's slot map: per slot, the addresses of its nodes, the primary first. */
+  readonly slots?: readonly (readonly string[] | undefined)[];
   /** A standalone client's socket (ioredis' public `stream`), corked to coalesce one tick's scripts. */
   readonly stream?: CorkableStream;
 }
@@ -25,10 +37,10 @@ export interface IoredisLike {
 /** The subscriber connection ioredis `duplicate()` returns, as latchkey uses it. */
 export interface IoredisSubscriber {
   connect(): Promise<unknown>;
-  subscribe(channel: string): Promise<unknown>;
-  unsubscribe(channel: string): Promise<unknown>;
-  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
-  on(event: 'ready', listener: () => void): unknown;
+  ssubscribe(channel: string): Promise<unknown>;
+  sunsubscribe(channel: string): Promise<unknown>;
+  on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
+  on(event: 'ready' | 'subscribersReady', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   disconnect(): void;
 }
@@ -56,12 +68,13 @@ export class IoredisConnection implements RedisConnection {
   };
 
   constructor(private readonly client: IoredisLike) {
+    refuseSplitBrain(client);
     this.#subscriptions = new Subscriptions(
       async (channel) => {
-        await (await this.#subscriberConnection()).subscribe(channel);
+        await (await this.#subscriberConnection()).ssubscribe(channel);
       },
       async (channel) => {
-        await this.#subscriber?.unsubscribe(channel);
+        await this.#subscriber?.sunsubscribe(channel);
       },
     );
   }
@@ -80,7 +93,27 @@ export class IoredisConnection implements RedisConnection {
   }
 
   batchGroup(key: string): string {
-    return this.client.isCluster === true ? String(clusterSlot(key)) : '';
+    if (this.client.isCluster !== true) return '';
+    // The slot's primary; a slot the client has not mapped yet is a group of its own.
+    const slot = clusterSlot(key);
+    return this.client.slots?.[slot]?.[0] ?? `slot ${slot}`;
+  }
+
+  async waitForReplicas(key: string, replicas: number, timeout: number): Promise<number> {
+    try {
+      return Number(await this.#nodeOf(key).call('WAIT', replicas, timeout));
+    } catch (error) {
+      throw classifyClientError(error, 'WAIT');
+    }
+  }
+
+  /** The connection commands on `key` go over: a Cluster's connection to the slot's primary. */
+  #nodeOf(key: string): { call(command: string, ...args: ScriptArg[]): Promise<unknown> } {
+    if (this.client.isCluster !== true) return this.client as Required<IoredisLike>;
+    const address = this.client.slots?.[clusterSlot(key)]?.[0];
+    const node = this.client.nodes?.('master').find(({ options }) => `${options.host}:${options.port}` === address);
+    if (!node) throw new RedisUnavailableError(`No Cluster primary is known for the slot of ${key}`);
+    return node;
   }
 
   openTrackingLink(name: string): Promise<TrackingLink> | undefined {
@@ -100,11 +133,15 @@ export class IoredisConnection implements RedisConnection {
   }
 
   /**
-   * The duplicate connection waits for `ready` before its first SUBSCRIBE: subscribing while it
+   * Waits use sharded pub/sub (SSUBSCRIBE; the scripts SPUBLISH): on a Cluster each message stays
+   * on the shard of its lock, where classic pub/sub would send every one to every node.
+   *
+   * A standalone duplicate waits for `ready` before its first SSUBSCRIBE: subscribing while it
    * still connects makes its ready check (INFO) fail in subscriber mode, and the reconnect that
-   * follows drops the subscriptions. A standalone duplicate does not resubscribe by itself
-   * (autoResubscribe off): on every later `ready` the channels are subscribed again here and
-   * their listeners told to look again. A Cluster resubscribes through its own subscriber.
+   * follows drops the subscriptions. It does not resubscribe by itself (autoResubscribe off): on
+   * every later `ready` the channels are subscribed again here and their listeners told to look
+   * again. A Cluster duplicate keeps one subscriber per primary (ioredis' shardedSubscribers),
+   * moves and resubscribes them itself when the slot map changes, then says `subscribersReady`.
    */
   #subscriberConnection(): Promise<IoredisSubscriber> {
     this.#ready ??= (async () => {
@@ -112,14 +149,14 @@ export class IoredisConnection implements RedisConnection {
       // A Cluster's duplicate() takes startup nodes first, a standalone client's its options.
       const client = this.client as unknown as { duplicate(...args: unknown[]): IoredisSubscriber };
       const subscriber = cluster
-        ? client.duplicate([], { lazyConnect: true })
+        ? client.duplicate([], { lazyConnect: true, shardedSubscribers: true })
         : client.duplicate({ lazyConnect: true, autoResubscribe: false });
       this.#subscriber = subscriber;
-      subscriber.on('message', (channel, message) => this.#subscriptions.dispatch(channel, message));
+      subscriber.on('smessage', (channel, message) => this.#subscriptions.dispatch(channel, message));
       // Errors surface through the calls that fail; the listener keeps them from crashing the process.
       subscriber.on('error', () => undefined);
       let readyBefore = false;
-      subscriber.on('ready', () => {
+      subscriber.on(cluster ? 'subscribersReady' : 'ready', () => {
         if (readyBefore) void this.#subscriptions.reconnected(!cluster);
         readyBefore = true;
       });
@@ -136,5 +173,23 @@ export class IoredisConnection implements RedisConnection {
       return subscriber;
     })();
     return this.#ready;
+  }
+}
+
+/**
+ * An ioredis client that reaches its master through Sentinel notices a failover only when the old
+ * master drops it, which a planned failover does not do for seconds: meanwhile it keeps writing to
+ * the old master while new clients use the new one, and both grant the same lock. ioredis'
+ * `failoverDetector` listens to the Sentinels and moves at once; without it, latchkey refuses.
+ */
+function refuseSplitBrain(client: IoredisLike): void {
+  const { options } = client as { options?: { sentinels?: readonly unknown[] | null; failoverDetector?: boolean } };
+  const { sentinels, failoverDetector } = options ?? {};
+  if (sentinels && sentinels.length > 0 && failoverDetector !== true) {
+    throw new TypeError(
+      'Expected `redis`, an ioredis client through Sentinel, to be created with `failoverDetector: true`: ' +
+        'without it, after a failover it goes on granting locks on the old master that the new one grants again. ' +
+        'Use new Redis({ sentinels, name, failoverDetector: true }).',
+    );
   }
 }

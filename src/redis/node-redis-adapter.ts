@@ -6,15 +6,24 @@ import type {
   ScriptReply,
   TrackingLink,
 } from './connection.js';
+import { nodeRedisClusterShape, type NodeRedisClusterLike } from './node-redis-cluster.js';
+import { nodeRedisSentinelShape, type NodeRedisSentinelLike } from './node-redis-sentinel.js';
+import type { NodeRedisShape, ShardedSubscriber } from './node-redis-shape.js';
 import {
   nodeRedisTrackingLink,
   trackingLinkOptions,
   type NodeRedisTrackingConnection,
 } from './node-redis-tracking-link.js';
-import { commandTail, evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
+import {
+  classifyClientError,
+  commandTail,
+  evalWithFallback,
+  subscribeClassified,
+  type ScriptSender,
+} from './script-sender.js';
 import { Subscriptions } from './subscriptions.js';
 
-/** The part of a node-redis (v4+) client latchkey uses (typed here so `redis` is never imported). */
+/** The part of a node-redis (v4+) standalone client latchkey uses (typed here so `redis` is never imported). */
 export interface NodeRedisLike {
   sendCommand(args: string[]): Promise<unknown>;
   duplicate(): NodeRedisSubscriber;
@@ -24,46 +33,85 @@ export interface NodeRedisLike {
 /** The subscriber connection node-redis `duplicate()` returns, as latchkey uses it. */
 export interface NodeRedisSubscriber {
   connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
-  unsubscribe(channel: string): Promise<unknown>;
+  sSubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  sUnsubscribe(channel: string): Promise<unknown>;
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'ready', listener: () => void): unknown;
   disconnect(): Promise<unknown>;
 }
 
-export function isNodeRedis(value: unknown): value is NodeRedisLike {
+/** Any node-redis client latchkey adapts: a client, a Cluster or a Sentinel. */
+export type AnyNodeRedis = NodeRedisLike | NodeRedisClusterLike | NodeRedisSentinelLike;
+
+export function isNodeRedis(value: unknown): value is AnyNodeRedis {
   const candidate = value as Partial<NodeRedisLike> | null;
   return (
     typeof candidate === 'object' &&
     candidate !== null &&
     typeof candidate.sendCommand === 'function' &&
-    typeof candidate.duplicate === 'function' &&
     typeof candidate.isOpen === 'boolean'
   );
 }
 
+function shapeOf(client: AnyNodeRedis): NodeRedisShape {
+  if ('nodeClient' in client && typeof client.nodeClient === 'function') return nodeRedisClusterShape(client);
+  if ('getMasterNode' in client && typeof client.getMasterNode === 'function') return nodeRedisSentinelShape(client);
+  const standalone = client as NodeRedisLike;
+  if (typeof standalone.duplicate !== 'function') {
+    throw new TypeError('Expected `redis` to be a node-redis client, Cluster or Sentinel');
+  }
+  return {
+    send: (_key, args) => standalone.sendCommand(args),
+    subscriber(reconnected) {
+      const subscriber = standalone.duplicate();
+      // Errors surface through the calls that fail; the listener keeps them from crashing the process.
+      subscriber.on('error', () => undefined);
+      // node-redis subscribes its channels again when it reconnects.
+      let readyBefore = false;
+      subscriber.on('ready', () => {
+        if (readyBefore) reconnected();
+        readyBefore = true;
+      });
+      return {
+        ready: subscriber.connect(),
+        sSubscribe: (channel, listener) => subscriber.sSubscribe(channel, listener),
+        sUnsubscribe: (channel) => subscriber.sUnsubscribe(channel),
+        close: async () => void (await subscriber.disconnect().catch(() => undefined)),
+      };
+    },
+    batchGroup: () => '',
+    trackingLink(name) {
+      const duplicate = standalone as unknown as { duplicate(options: object): NodeRedisTrackingConnection };
+      return nodeRedisTrackingLink(duplicate.duplicate(trackingLinkOptions(name)));
+    },
+  };
+}
+
 /**
- * Adapts a connected node-redis v4+ client (standalone or Sentinel). Scripts go through
- * `sendCommand`, which both major versions share; subscriptions use a duplicate connection.
+ * Adapts a connected node-redis v4+ client, Cluster (`createCluster`) or Sentinel
+ * (`createSentinel`). Scripts go through `sendCommand`, routed by their first key; waits listen
+ * with sharded pub/sub on a subscriber of latchkey's own (Sentinel: the client's own pub/sub
+ * connection, which follows the master).
  */
 export class NodeRedisConnection implements RedisConnection {
-  /** The subscriber connection, once made; `#ready` resolves when it is connected. */
-  #subscriber: NodeRedisSubscriber | undefined;
-  #ready: Promise<NodeRedisSubscriber> | undefined;
+  readonly #shape: NodeRedisShape;
+  /** The subscriber, once asked for; dropped when it could not connect, so the next call tries again. */
+  #subscriber: ShardedSubscriber | undefined;
   readonly #subscriptions: Subscriptions;
   readonly #sender: ScriptSender = {
-    evalsha: (script, keys, args) => this.client.sendCommand(['EVALSHA', script.sha, ...commandTail(keys, args)]),
-    eval: (script, keys, args) => this.client.sendCommand(['EVAL', script.source, ...commandTail(keys, args)]),
+    evalsha: (script, keys, args) => this.#shape.send(keys[0], ['EVALSHA', script.sha, ...commandTail(keys, args)]),
+    eval: (script, keys, args) => this.#shape.send(keys[0], ['EVAL', script.source, ...commandTail(keys, args)]),
   };
 
-  constructor(private readonly client: NodeRedisLike) {
+  constructor(client: AnyNodeRedis) {
+    this.#shape = shapeOf(client);
     this.#subscriptions = new Subscriptions(
       async (channel) => {
         const subscriber = await this.#subscriberConnection();
-        await subscriber.subscribe(channel, (message) => this.#subscriptions.dispatch(channel, message));
+        await subscriber.sSubscribe(channel, (message) => this.#subscriptions.dispatch(channel, message));
       },
       async (channel) => {
-        await this.#subscriber?.unsubscribe(channel);
+        await this.#subscriber?.sUnsubscribe(channel);
       },
     );
   }
@@ -76,48 +124,38 @@ export class NodeRedisConnection implements RedisConnection {
     return subscribeClassified(this.#subscriptions, channel, listener);
   }
 
-  batchGroup(): string {
-    return '';
+  batchGroup(key: string): string {
+    return this.#shape.batchGroup(key);
   }
 
-  openTrackingLink(name: string): Promise<TrackingLink> {
-    const client = this.client as unknown as { duplicate(options: object): NodeRedisTrackingConnection };
-    return nodeRedisTrackingLink(client.duplicate(trackingLinkOptions(name)));
+  openTrackingLink(name: string): Promise<TrackingLink> | undefined {
+    return this.#shape.trackingLink?.(name);
+  }
+
+  async waitForReplicas(key: string, replicas: number, timeout: number): Promise<number> {
+    try {
+      return Number(await this.#shape.send(key, ['WAIT', String(replicas), String(timeout)]));
+    } catch (error) {
+      throw classifyClientError(error, 'WAIT');
+    }
   }
 
   async close(): Promise<void> {
     // A connect still under way (a server that is gone) ends with it rather than hold this up.
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
-    this.#ready = undefined;
-    await subscriber?.disconnect().catch(() => undefined);
+    await subscriber?.close();
   }
 
-  #subscriberConnection(): Promise<NodeRedisSubscriber> {
-    this.#ready ??= (async () => {
-      const subscriber = this.client.duplicate();
-      this.#subscriber = subscriber;
-      // Errors surface through the calls that fail; the listener keeps them from crashing the process.
-      subscriber.on('error', () => undefined);
-      // node-redis subscribes its channels again when it reconnects; the listeners are told to look
-      // again, since messages published meanwhile were lost.
-      let readyBefore = false;
-      subscriber.on('ready', () => {
-        if (readyBefore) void this.#subscriptions.reconnected(false);
-        readyBefore = true;
-      });
-      try {
-        await subscriber.connect();
-      } catch (error) {
-        if (this.#subscriber === subscriber) {
-          this.#subscriber = undefined;
-          this.#ready = undefined;
-        }
-        await subscriber.disconnect().catch(() => undefined);
-        throw error;
-      }
-      return subscriber;
-    })();
-    return this.#ready;
+  async #subscriberConnection(): Promise<ShardedSubscriber> {
+    const subscriber = (this.#subscriber ??= this.#shape.subscriber(() => void this.#subscriptions.reconnected(false)));
+    try {
+      await subscriber.ready;
+    } catch (error) {
+      if (this.#subscriber === subscriber) this.#subscriber = undefined;
+      await subscriber.close();
+      throw error;
+    }
+    return subscriber;
   }
 }

@@ -1,9 +1,15 @@
 import type { RedisConnection } from './connection.js';
 import { IoredisConnection, isIoredis, type IoredisLike } from './ioredis-adapter.js';
 import { isNodeRedis, NodeRedisConnection, type NodeRedisLike } from './node-redis-adapter.js';
+import type { NodeRedisClusterLike } from './node-redis-cluster.js';
+import type { NodeRedisSentinelLike } from './node-redis-sentinel.js';
 
-/** Any client LockClient accepts: ioredis `Redis`/`Cluster`, node-redis v4+, or a `RedisConnection` of your own. */
-export type RedisClientLike = IoredisLike | NodeRedisLike | RedisConnection;
+/**
+ * Any client LockClient accepts: ioredis `Redis` (standalone or Sentinel) or `Cluster`, a node-redis
+ * v4+ client, `createCluster()` or `createSentinel()`, or a `RedisConnection` of your own.
+ */
+export type RedisClientLike =
+  IoredisLike | NodeRedisLike | NodeRedisClusterLike | NodeRedisSentinelLike | RedisConnection;
 
 function isConnection(value: unknown): value is RedisConnection {
   const candidate = value as Partial<RedisConnection> | null;
@@ -22,6 +28,6 @@ export function toConnection(redis: unknown): RedisConnection {
   if (isIoredis(redis)) return new IoredisConnection(redis);
   if (isNodeRedis(redis)) return new NodeRedisConnection(redis);
   throw new TypeError(
-    'Expected `redis` to be an ioredis Redis or Cluster client, a node-redis client, or a RedisConnection',
+    'Expected `redis` to be an ioredis Redis or Cluster client, a node-redis client, Cluster or Sentinel, or a RedisConnection',
   );
 }

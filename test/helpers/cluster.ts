@@ -95,7 +95,11 @@ export async function startSentinel(): Promise<TestSentinel> {
     sentinel,
     name,
     client() {
-      const redis = new Redis({ sentinels: [{ host: sentinel.host, port: sentinel.port }], name });
+      const redis = new Redis({
+        sentinels: [{ host: sentinel.host, port: sentinel.port }],
+        name,
+        failoverDetector: true,
+      });
       redis.on('error', () => undefined);
       cleanups.push(() => Promise.resolve(redis.disconnect()));
       return redis;

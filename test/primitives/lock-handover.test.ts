@@ -177,10 +177,10 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const prefix = 'latchkey:{pass-on}:lock:hand-over';
     const subscriber = server.client();
     const messages: string[] = [];
-    subscriber.on('message', (channel: string, message: string) =>
+    subscriber.on('smessage', (channel: string, message: string) =>
       messages.push(`${channel.slice(prefix.length)} ${message}`),
     );
-    await subscriber.subscribe(`${prefix}:b`, `${prefix}:c`);
+    await subscriber.ssubscribe(`${prefix}:b`, `${prefix}:c`);
     await run(lockAcquire, 'a:1', 30_000);
     await run(lockAcquire, 'b:1', 30_000, 10_000, 5_000, 'w1', '2');
     await run(lockAcquire, 'c:1', 30_000, 10_000, 5_000, 'w9', '3');

@@ -10,7 +10,7 @@ before(async () => {
 });
 
 async function subscribers(channel: string): Promise<number> {
-  const reply = (await server.client().pubsub('NUMSUB', channel)) as [string, number];
+  const reply = (await server.client().pubsub('SHARDNUMSUB', channel)) as [string, number];
   return Number(reply[1]);
 }
 

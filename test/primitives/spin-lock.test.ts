@@ -92,7 +92,8 @@ describe('SpinLock: waiting by polling', () => {
     await holder.lock();
     const waiting = spin.lock();
     await sleep(200);
-    const [, subscribers] = (await redis.pubsub('NUMSUB', 'latchkey:{no-pubsub}:lock:hand-over')) as [string, number];
+    const channel = `latchkey:{no-pubsub}:lock:hand-over:${locks.id}`;
+    const [, subscribers] = (await redis.pubsub('SHARDNUMSUB', channel)) as [string, number];
     assert.equal(Number(subscribers), 0);
     assert.equal(contextOf(locks).waiters.channelCount, 0);
     await holder.unlock();

@@ -113,13 +113,14 @@ for (const [name, make] of adapters) {
         listener((m) => got.push(`b:${m}`)),
       );
       const admin = server.client();
-      await admin.publish('adapter:ch', '1');
+      // Waits listen with sharded pub/sub (the scripts SPUBLISH).
+      await admin.spublish('adapter:ch', '1');
       await sleep(50);
       assert.deepEqual(got.sort(), ['a:1', 'b:1']);
       await offA();
-      assert.deepEqual(await admin.pubsub('NUMSUB', 'adapter:ch'), ['adapter:ch', 1]);
+      assert.deepEqual(await admin.pubsub('SHARDNUMSUB', 'adapter:ch'), ['adapter:ch', 1]);
       await offB();
-      const numsub = async (): Promise<unknown> => admin.pubsub('NUMSUB', 'adapter:ch');
+      const numsub = async (): Promise<unknown> => admin.pubsub('SHARDNUMSUB', 'adapter:ch');
       await eventually(async () => JSON.stringify(await numsub()) === '["adapter:ch",0]', 2_000, 'unsubscribed');
       await connection.close();
     });

@@ -19,5 +19,5 @@ if left > 0 then
   return remember(left)
 end
 redis.call('del', KEYS[1])
-redis.call('publish', ARGV[1], '*')
+redis.call('spublish', ARGV[1], '*')
 return remember(0)

@@ -14,5 +14,5 @@ end
 if redis.call('del', KEYS[1]) == 0 then
   return 0
 end
-redis.call('publish', ARGV[1], '*')
+redis.call('spublish', ARGV[1], '*')
 return remember(1)

@@ -6,7 +6,7 @@ local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expired = redis.call('zremrangebyscore', KEYS[2], '-inf', now)
 if expired > 0 then
-  redis.call('publish', ARGV[1], tostring(expired))
+  redis.call('spublish', ARGV[1], tostring(expired))
 end
 local function keepLeasesUntilLastExpiry()
   local last = redis.call('zrange', KEYS[2], -1, -1, 'WITHSCORES')

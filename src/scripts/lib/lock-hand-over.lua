@@ -25,7 +25,7 @@ local function handOver()
       redis.call('hset', KEYS[1], head, 1)
       redis.call('pexpire', KEYS[1], reserve)
       local client = string.match(head, '^([^:]*):') or head
-      redis.call('publish', KEYS[1] .. ':hand-over:' .. client, '=' .. waitId .. '|' .. ticket)
+      redis.call('spublish', KEYS[1] .. ':hand-over:' .. client, '=' .. waitId .. '|' .. ticket)
       return
     end
   end

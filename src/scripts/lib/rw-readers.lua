@@ -37,8 +37,8 @@ end
 -- The write lock was just freed: wake every waiting reader, and one waiting writer when no reader
 -- holds the lock (the former writer may still read after a downgrade).
 local function wakeAfterWrite(readHash, readChannel, writeChannel)
-  redis.call('publish', readChannel, '*')
+  redis.call('spublish', readChannel, '*')
   if not anyLiveReader(readHash, serverNow()) then
-    redis.call('publish', writeChannel, '1')
+    redis.call('spublish', writeChannel, '1')
   end
 end

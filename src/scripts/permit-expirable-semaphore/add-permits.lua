@@ -21,6 +21,6 @@ else
   redis.call('incrby', KEYS[1], n)
 end
 if n > 0 then
-  redis.call('publish', ARGV[1], tostring(n))
+  redis.call('spublish', ARGV[1], tostring(n))
 end
 return remember(1)

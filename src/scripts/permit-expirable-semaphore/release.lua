@@ -14,5 +14,5 @@ if redis.call('zrem', KEYS[2], ARGV[2]) == 0 then
 end
 redis.call('set', KEYS[3], '1', 'px', ARGV[3])
 keepLeasesUntilLastExpiry()
-redis.call('publish', ARGV[1], '1')
+redis.call('spublish', ARGV[1], '1')
 return 1

@@ -17,6 +17,6 @@ end
 redis.call('del', KEYS[2])
 redis.call('set', KEYS[3], '1', 'px', ARGV[2])
 if redis.call('exists', KEYS[1]) == 0 then
-  redis.call('publish', ARGV[1], '1')
+  redis.call('spublish', ARGV[1], '1')
 end
 return 1

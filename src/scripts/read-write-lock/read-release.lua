@@ -39,7 +39,7 @@ if latest > 0 then
 else
   redis.call('del', KEYS[2])
   if redis.call('exists', KEYS[1]) == 0 then
-    redis.call('publish', ARGV[2], '1')
+    redis.call('spublish', ARGV[2], '1')
   end
 end
 return left

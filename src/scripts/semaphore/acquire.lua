@@ -47,7 +47,7 @@ if avail - n >= reserve then
     redis.call('hdel', KEYS[3], me)
   end
   if lifted and avail > 0 and redis.call('exists', KEYS[2]) == 1 then
-    redis.call('publish', ARGV[5], tostring(avail))
+    redis.call('spublish', ARGV[5], tostring(avail))
   end
   local window = tonumber(ARGV[6])
   redis.call('zremrangebyscore', KEYS[4], '-inf', now - window)
@@ -62,7 +62,7 @@ if me ~= '' then
   redis.call('pexpire', KEYS[3], timeout)
 end
 if lifted and avail > 0 then
-  redis.call('publish', ARGV[5], tostring(avail))
+  redis.call('spublish', ARGV[5], tostring(avail))
 end
 -- Blocked by another waiter's reservation: look again when that entry would go stale.
 if headExpires then

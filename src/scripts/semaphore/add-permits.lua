@@ -15,6 +15,6 @@ end
 local n = tonumber(ARGV[1])
 local avail = redis.call('incrby', KEYS[1], n)
 if n > 0 and avail > 0 then
-  redis.call('publish', ARGV[2], tostring(math.min(n, avail)))
+  redis.call('spublish', ARGV[2], tostring(math.min(n, avail)))
 end
 return remember(avail)

@@ -19,7 +19,7 @@ redis.call('zrem', KEYS[2], ARGV[1])
 if redis.call('zrem', KEYS[4], ARGV[1]) == 1 then
   local avail = redis.call('incrby', KEYS[1], ARGV[2])
   if avail > 0 then
-    redis.call('publish', ARGV[3], tostring(math.min(tonumber(ARGV[2]), avail)))
+    redis.call('spublish', ARGV[3], tostring(math.min(tonumber(ARGV[2]), avail)))
   end
   return 1
 end
@@ -29,7 +29,7 @@ redis.call('pexpire', KEYS[4], ARGV[4])
 if wasHead then
   local avail = tonumber(redis.call('get', KEYS[1]) or '0')
   if avail > 0 and redis.call('exists', KEYS[2]) == 1 then
-    redis.call('publish', ARGV[3], tostring(avail))
+    redis.call('spublish', ARGV[3], tostring(avail))
   end
 end
 return 0

@@ -15,6 +15,6 @@ if redis.call('setnx', KEYS[1], ARGV[1]) == 0 then
   return remember(0)
 end
 if tonumber(ARGV[1]) > 0 then
-  redis.call('publish', ARGV[2], ARGV[1])
+  redis.call('spublish', ARGV[2], ARGV[1])
 end
 return remember(1)
