@@ -42,6 +42,11 @@ describe('bad input is refused before Redis, naming the argument', () => {
     await refused(() => new LockClient(redis, { watchdogTimeout: 0 }), RangeError, 'watchdogTimeout');
     await refused(() => new LockClient(redis, { maxLeaseTime: Number.NaN }), RangeError, 'maxLeaseTime');
     await refused(() => new LockClient(redis, { commandTimeout: Infinity }), RangeError, 'commandTimeout');
+    await refused(() => new LockClient(redis, { replicaAcks: -1 }), RangeError, 'replicaAcks');
+    await refused(() => new LockClient(redis, { replicaAcks: 1.5 }), RangeError, 'replicaAcks');
+    await refused(() => new LockClient(redis, { replicaAckTimeout: 0 }), RangeError, 'replicaAckTimeout');
+    // A misspelled option is refused, not ignored.
+    await refused(() => new LockClient(redis, { replicaAck: 1 } as never), TypeError, 'options.replicaAck');
     await refused(() => new LockClient(redis, 'fast' as never), TypeError, 'options');
     await refused(() => new LockClient({} as never), TypeError, 'redis');
   });

@@ -74,9 +74,8 @@ export async function acquire<T>(
     for (let round = 0; ; round++) {
       // A wait outlives nothing: shutdown() ends it (a spin wait has no subscription to fail).
       if (round > 0) ctx.assertOpen();
-      let outcome = await acquisition.attempt(callDeadline, message).then(wait.answered, wait.failed);
-      // Not acknowledged by enough replicas: a failed call, tried again (the owner holds it meanwhile).
-      if (outcome?.acquired && !(await wait.replicated(ctx))) outcome = undefined;
+      const reply = await acquisition.attempt(callDeadline, message).catch(wait.failed);
+      const outcome = reply && (await wait.answered(reply, ctx));
       if (outcome?.acquired) {
         if (signal?.aborted) throw signal.reason;
         wait.end('acquired');
@@ -102,7 +101,7 @@ export async function acquire<T>(
     }
   } catch (error) {
     wait.end(signal?.aborted ? 'aborted' : 'error');
-    await giveUp(acquisition, wait.failure !== undefined);
+    await giveUp(acquisition, wait.unreachable);
     throw error;
   } finally {
     waiter?.leave();
@@ -126,25 +125,38 @@ class WaitState<T> {
   #failures = 0;
   /** The last call's failure, while the last outcome is one. */
   failure: RedisUnavailableError | undefined;
+  /** The last failure was Redis answering that too few replicas acknowledged: Redis is reachable. */
+  #shortOfReplicas = false;
 
   constructor(
     private readonly acquisition: Acquisition<T>,
     private readonly failFor: number,
   ) {}
 
-  /** An attempt answered: failures in a row end. */
-  readonly answered = (outcome: Attempt<T>): Attempt<T> => {
+  /**
+   * An attempt answered: failures in a row end, unless it acquired and too few replicas
+   * acknowledged the grant (`replicaAcks`): that is a failed call, tried again while the owner
+   * holds the grant (undefined).
+   */
+  async answered(outcome: Attempt<T>, ctx: ClientContext): Promise<Attempt<T> | undefined> {
+    if (outcome.acquired && !(await this.#replicated(ctx))) return undefined;
     this.#firstFailure = undefined;
     this.#failures = 0;
     this.failure = undefined;
     return outcome;
-  };
+  }
 
   /** An attempt failed: a RedisUnavailableError becomes `undefined` until failures last `failFor`. */
   readonly failed = (error: unknown): undefined => {
     if (!(error instanceof RedisUnavailableError)) throw error;
+    this.#shortOfReplicas = false;
     return this.#failed(error);
   };
+
+  /** The wait ends on a failure to reach Redis (so giving back cannot be awaited). */
+  get unreachable(): boolean {
+    return this.failure !== undefined && !this.#shortOfReplicas;
+  }
 
   /** Subscribes; a failure to subscribe is ridden out like a failed attempt (the wait polls meanwhile). */
   async join(waiters: Waiters, deadline: number | undefined): Promise<Waiter | undefined> {
@@ -157,27 +169,25 @@ class WaitState<T> {
     }
   }
 
-  /**
-   * Whether the grant just made reached the replicas the client asks for (`replicaAcks`); a
-   * shortfall is a failed call, ridden out like one.
-   */
-  async replicated(ctx: ClientContext): Promise<boolean> {
+  /** Whether the grant just made reached the replicas the client asks for (`replicaAcks`). */
+  async #replicated(ctx: ClientContext): Promise<boolean> {
     const { grantKey, name } = this.acquisition;
     const { replicaAcks, replicaAckTimeout, commandTimeout } = ctx.options;
     if (replicaAcks === 0 || grantKey === undefined) return true;
+    let acked: number;
     try {
-      const acked = await withTimeout(
+      acked = await withTimeout(
         ctx.connection.waitForReplicas!(grantKey, replicaAcks, replicaAckTimeout),
         Math.max(commandTimeout, replicaAckTimeout + MIN_CALL_MS),
         () => new RedisUnavailableError(`Redis did not answer WAIT for "${name}" in time`),
       );
-      if (acked >= replicaAcks) return true;
-      const shortfall = `${acked} of the ${replicaAcks} replicas asked for acknowledged "${name}" within ${replicaAckTimeout} ms`;
-      this.#failed(new RedisUnavailableError(`Only ${shortfall}`));
     } catch (error) {
-      this.failed(error);
+      return this.failed(error) ?? false;
     }
-    return false;
+    if (acked >= replicaAcks) return true;
+    this.#shortOfReplicas = true;
+    const shortfall = `${acked} of the ${replicaAcks} replicas asked for acknowledged "${name}" within ${replicaAckTimeout} ms`;
+    return this.#failed(new RedisUnavailableError(`Only ${shortfall}`)) ?? false;
   }
 
   #failed(error: RedisUnavailableError): undefined {

@@ -86,6 +86,8 @@ function clientEntries(redis: Redis): EntryPoint[] {
     option('fairWaiterTimeout', badDuration(false)),
     option('commandTimeout', badDuration(false)),
     option('maxLeaseTime', badDuration(false)),
+    option('replicaAcks', badCount(0)),
+    option('replicaAckTimeout', badDuration(false)),
     {
       name: 'new LockClient(redis)',
       argument: 'redis',
