@@ -21,9 +21,7 @@ export interface IoredisLike {
   /** Any command (WAIT), on a standalone client. */
   call?(command: string, ...args: ScriptArg[]): Promise<unknown>;
   /** A Cluster's connection per node (the ones its commands go over). */
-  nodes?(
-    role: 'master',
-  ): readonly {
+  nodes?(role: 'master'): readonly {
     readonly options: { host?: string; port?: number };
     call(command: string, ...args: ScriptArg[]): Promise<unknown>;
   }[];
