@@ -20,7 +20,8 @@ import { WorkerPool, type ContentionResult, type NotificationFloor } from './sce
 import { multiServer } from './scenarios/multi.js';
 import { lossDetection, type DetectionRun } from './scenarios/detection.js';
 import { concurrentTasks, singleClient } from './scenarios/single.js';
-import { watchdogCost } from './scenarios/watchdog.js';
+import { watchdogCost, watchdogOnCluster, type WatchdogResult } from './scenarios/watchdog.js';
+import { startBenchCluster } from './cluster.js';
 
 const FULL = {
   // Short slices, many rounds: this shared VM drifts by tens of percent within a second, and each
@@ -84,6 +85,25 @@ function connect(server: RedisProcess): Redis {
   const redis = new Redis({ port: server.port, host: server.host });
   redis.on('error', () => undefined);
   return redis;
+}
+
+/** Scenario 4's Cluster row: the same held locks spread over a private Cluster of 3 primaries. */
+async function clusterWatchdog(): Promise<WatchdogResult> {
+  const cluster = await startBenchCluster(3);
+  try {
+    const row = await watchdogOnCluster(
+      cluster.client,
+      cluster.admins,
+      config.held,
+      config.watchdogTimeout,
+      config.periods,
+    );
+    const perNode = (row.nodes ?? []).map((node) => `${node.commandsPerPeriod.toFixed(1)} for ${node.locks}`);
+    progress(`  ${row.library}: commands per period per primary: ${perNode.join(', ')} locks (budget ${row.budget})`);
+    return row;
+  } finally {
+    await cluster.stop();
+  }
 }
 
 async function main(): Promise<void> {
@@ -167,6 +187,7 @@ async function main(): Promise<void> {
           config.periods,
           progress,
         );
+    if (selected.has(4)) watchdog.push(await clusterWatchdog());
 
     progress('[5/6] MultiLock over 3 and RedLock over 5 servers');
     if (selected.has(5)) servers.push(...(await Promise.all(Array.from({ length: 4 }, () => startRedisServer()))));

@@ -64,7 +64,7 @@ describe('npm run bench -- --quick', () => {
     }
     assert.deepEqual(
       results.watchdog.map((row) => row.library),
-      ['latchkey Lock', 'redis-semaphore', 'redlock'],
+      ['latchkey Lock', 'redis-semaphore', 'redlock', 'latchkey Lock, Cluster'],
     );
     assert.deepEqual(
       results.multi.map((row) => row.library),

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
 import { LockClient } from '../latchkey.js';
 import { Redlock } from '../redlock.js';
@@ -13,8 +13,10 @@ export interface WatchdogResult {
   commandsPerPeriod: number;
   /** Commands the renewal scripts ran inside Redis per period (no round trip each). */
   innerPerPeriod: number;
-  /** The target: at most one command sent per 1,000 locks per period (one Redis node here). */
+  /** The target: at most one command sent per 1,000 locks per Redis node per period. */
   budget: number;
+  /** A Cluster's row: per primary, the locks it holds and the commands sent to it per period. */
+  nodes?: { locks: number; commandsPerPeriod: number }[];
 }
 
 /** Calls since CONFIG RESETSTAT: script calls (round trips) and the commands run inside them. */
@@ -55,6 +57,43 @@ async function measure(
     innerPerPeriod: inner / periods,
     budget: Math.ceil(count / 1_000),
   };
+}
+
+/**
+ * latchkey on a Redis Cluster: `count` locks, spread by name over the primaries (`admins`, one
+ * connection to each), renewed by one client's watchdog. Counted per primary, as on one server.
+ */
+export async function watchdogOnCluster(
+  cluster: Cluster,
+  admins: readonly Redis[],
+  count: number,
+  leaseMs: number,
+  periods: number,
+): Promise<WatchdogResult> {
+  const client = new LockClient(cluster, { watchdogTimeout: leaseMs });
+  try {
+    const locks = Array.from({ length: count }, (_, i) => client.getLock(`bench:held:${i}`));
+    await inChunks(locks, (lock) => lock.lock());
+    const held = await Promise.all(admins.map((admin) => admin.dbsize()));
+    const periodMs = leaseMs / 3;
+    await sleep(periodMs * 1.5);
+    await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
+    await sleep(periodMs * periods);
+    const perNode = await Promise.all(admins.map(calls));
+    await inChunks(locks, (lock) => lock.unlock());
+    const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+    return {
+      library: 'latchkey Lock, Cluster',
+      locks: count,
+      periodMs,
+      commandsPerPeriod: sum(perNode.map((node) => node.sent)) / periods,
+      innerPerPeriod: sum(perNode.map((node) => node.inner)) / periods,
+      budget: sum(held.map((locks) => Math.ceil(locks / 1_000))),
+      nodes: held.map((locks, i) => ({ locks, commandsPerPeriod: perNode[i]!.sent / periods })),
+    };
+  } finally {
+    await client.shutdown();
+  }
 }
 
 async function inChunks<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {

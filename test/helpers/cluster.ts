@@ -5,7 +5,7 @@ import { after } from 'node:test';
 import { Cluster, Redis } from 'ioredis';
 import { startRedisServer, type RedisProcess } from '../../src/cli/redis-server.js';
 import { LockClient, type LockClientOptions } from '../../src/index.js';
-import { sleep } from './redis.js';
+import { clusterNodeArgs, formCluster } from './form-cluster.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
@@ -22,37 +22,9 @@ export interface TestCluster {
 }
 
 export async function startCluster(): Promise<TestCluster> {
-  const nodes = await Promise.all(
-    [0, 1, 2].map(() =>
-      startRedisServer([
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        'nodes.conf',
-        '--cluster-node-timeout',
-        '5000',
-      ]),
-    ),
-  );
+  const nodes = await Promise.all([0, 1, 2].map(() => startRedisServer(clusterNodeArgs())));
   for (const node of nodes) cleanups.push(() => node.stop(true));
-  const admins = nodes.map((node) => new Redis({ port: node.port, host: node.host }));
-  try {
-    const ranges = [
-      [0, 5460],
-      [5461, 10922],
-      [10923, 16383],
-    ] as const;
-    await Promise.all(admins.map((admin, i) => admin.call('CLUSTER', 'ADDSLOTSRANGE', ranges[i]![0], ranges[i]![1])));
-    for (const node of nodes.slice(1)) await admins[0]!.call('CLUSTER', 'MEET', node.host, node.port);
-    for (let tries = 0; ; tries++) {
-      const infos = await Promise.all(admins.map((admin) => admin.call('CLUSTER', 'INFO') as Promise<string>));
-      if (infos.every((info) => info.includes('cluster_state:ok') && info.includes('cluster_known_nodes:3'))) break;
-      if (tries > 200) throw new Error(`cluster did not form: ${infos[0]}`);
-      await sleep(50);
-    }
-  } finally {
-    for (const admin of admins) admin.disconnect();
-  }
+  await formCluster(nodes);
   const client = (): Cluster => {
     const cluster = new Cluster(nodes.map((node) => ({ host: node.host, port: node.port })));
     cluster.on('error', () => undefined);

@@ -1,16 +1,81 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import { createCluster } from 'redis';
+import { contextOf } from '../../src/client.js';
+import { clusterSlot } from '../../src/redis/cluster-slot.js';
 import { LockClient, type LockClientOptions } from '../../src/index.js';
 import { startCluster, startSentinel, type TestCluster } from '../helpers/cluster.js';
-import { sleep } from '../helpers/redis.js';
+import { commandCalls, sleep } from '../helpers/redis.js';
 
 let cluster: TestCluster;
+let admins: Redis[];
 before(async () => {
   cluster = await startCluster();
+  admins = cluster.nodes.map((node) => new Redis({ port: node.port, host: node.host }));
+});
+after(() => {
+  for (const admin of admins) admin.disconnect();
 });
 
 const lockClient = (options?: LockClientOptions): LockClient => cluster.lockClient(options);
+
+/** The primary that serves `key`'s slot (slots split evenly in node order). */
+const adminOf = (key: string): Redis => admins[Math.floor(clusterSlot(key) / Math.ceil(16_384 / admins.length))]!;
+
+describe('on a real Redis Cluster (3 primaries), ioredis and node-redis', () => {
+  const clients: [string, (options?: LockClientOptions) => Promise<LockClient>][] = [
+    ['ioredis', (options) => Promise.resolve(lockClient(options))],
+    [
+      'node-redis',
+      async (options) => {
+        const rootNodes = cluster.nodes.map((node) => ({ url: node.url }));
+        const client = await createCluster({ rootNodes }).connect();
+        const locks = new LockClient(client, options);
+        after(async () => {
+          await locks.shutdown();
+          await client.close();
+        });
+        return locks;
+      },
+    ],
+  ];
+  for (const [name, make] of clients) {
+    it(`${name}: one renewal call per primary per period, whatever slots its locks are in`, async () => {
+      const locks = await make({ watchdogTimeout: 60_000 });
+      const handles = Array.from({ length: 300 }, (_, i) => locks.getLock(`per-node:${name}:${i}`));
+      await Promise.all(handles.map((handle) => handle.lock()));
+      await contextOf(locks).watchdog.renewAll(); // loads the renewal script on each node
+      await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
+      await contextOf(locks).watchdog.renewAll();
+      const calls = await Promise.all(admins.map((admin) => commandCalls(admin, 'evalsha')));
+      assert.deepEqual(calls, [1, 1, 1], `renewal calls per primary: ${calls.join(', ')}`);
+      const perNode = await Promise.all(admins.map((admin) => commandCalls(admin, 'pexpire')));
+      assert.equal(
+        perNode.reduce((a, b) => a + b, 0),
+        300,
+        'every lock renewed once',
+      );
+      await Promise.all(handles.map((handle) => handle.unlock()));
+    });
+
+    it(`${name}: a waiter listens on its lock's shard (sharded pub/sub) and is woken by the release`, async () => {
+      const holder = (await make()).getLock(`sharded:${name}`);
+      const waiterClient = await make();
+      await holder.lock();
+      const waiting = waiterClient.getLock(`sharded:${name}`).tryLock({ waitTime: 10_000 });
+      await sleep(200);
+      const channel = `latchkey:{sharded:${name}}:lock:hand-over:${waiterClient.id}`;
+      const [, subscribers] = (await adminOf(channel).pubsub('SHARDNUMSUB', channel)) as [string, number];
+      assert.equal(Number(subscribers), 1, 'subscribed on the shard that serves the lock');
+      const released = Date.now();
+      await holder.unlock();
+      assert.equal(await waiting, true);
+      assert.ok(Date.now() - released < 2_000, `woken ${Date.now() - released} ms after the release`);
+      await waiterClient.getLock(`sharded:${name}`).forceUnlock();
+    });
+  }
+});
 
 describe('on a real Redis Cluster (3 primaries)', () => {
   it('locks exclude across clients and a waiter is woken by pub/sub', async () => {

@@ -1,0 +1,36 @@
+import { Cluster, Redis } from 'ioredis';
+import { startRedisServer, type RedisProcess } from '../src/cli/redis-server.js';
+import { clusterNodeArgs, formCluster } from '../test/helpers/form-cluster.js';
+
+/** A private Redis Cluster of `primaries` nodes for scenario 4's Cluster row. */
+export interface BenchCluster {
+  readonly nodes: readonly RedisProcess[];
+  /** One plain connection to each primary, for its counters. */
+  readonly admins: readonly Redis[];
+  readonly client: Cluster;
+  stop(): Promise<void>;
+}
+
+export async function startBenchCluster(primaries: number): Promise<BenchCluster> {
+  const nodes = await Promise.all(Array.from({ length: primaries }, () => startRedisServer(clusterNodeArgs())));
+  try {
+    await formCluster(nodes);
+  } catch (error) {
+    await Promise.all(nodes.map((node) => node.stop(true)));
+    throw error;
+  }
+  const admins = nodes.map((node) => new Redis({ port: node.port, host: node.host }));
+  const client = new Cluster(nodes.map(({ host, port }) => ({ host, port })));
+  for (const connection of [...admins, client]) connection.on('error', () => undefined);
+  await new Promise((resolve) => client.once('ready', resolve));
+  return {
+    nodes,
+    admins,
+    client,
+    async stop() {
+      client.disconnect();
+      for (const admin of admins) admin.disconnect();
+      await Promise.all(nodes.map((node) => node.stop(true)));
+    },
+  };
+}
