@@ -67,6 +67,17 @@ for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
+/** Options of startRedisServer. */
+export interface StartRedisServerOptions {
+  /** A process group of its own, so that a terminal's Ctrl-C reaches only its parent. */
+  detached?: boolean;
+  /**
+   * Listen on this port instead of a free one (restarting a server where its clients look for
+   * it). No other port is tried: the start fails if the port is taken.
+   */
+  port?: number;
+}
+
 /**
  * Starts a redis-server with no persistence. `extraArgs` are passed as command-line config;
  * `leadingArgs` come first (a config file, for Sentinel). `detached` puts it in a process group
@@ -75,9 +86,10 @@ for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
 export async function startRedisServer(
   extraArgs: readonly string[] = [],
   leadingArgs: readonly string[] = [],
-  { detached = false } = {},
+  { detached = false, port: fixedPort }: StartRedisServerOptions = {},
 ): Promise<RedisProcess> {
   const bin = findRedisServer();
+  if (fixedPort !== undefined) return launch(bin, fixedPort, extraArgs, leadingArgs, detached);
   let lastError: unknown;
   for (let tries = 0; tries < 5; tries++) {
     const port = await freePort();
