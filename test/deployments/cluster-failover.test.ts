@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { LockClient, type Lock, type LockClientOptions, type LockLease } from '../../src/index.js';
+import { clusterSlot } from '../../src/redis/cluster-slot.js';
+import { startReplicatedCluster, type ReplicatedCluster } from '../helpers/deployments.js';
+
+/** The hash slot of a lock name's keys (`latchkey:{name}:…`). */
+const slotOf = (name: string): number => clusterSlot(`{${name}}`);
+
+/**
+ * Locks on a real Cluster of 3 primaries with replicas, through a manual failover, a slot
+ * migration and a killed primary, with ioredis and node-redis. In each case a holder keeps its
+ * lock (its replica had it), waiters queued behind it ride out the event and get the lock when it
+ * is released, and nobody gets it twice.
+ */
+let cluster: ReplicatedCluster;
+before(async () => {
+  cluster = await startReplicatedCluster();
+});
+
+const made: LockClient[] = [];
+after(() => Promise.all(made.map((locks) => locks.shutdown())));
+
+/** A lease long enough to outlast a failover (~3 s) between renewals; renewed every 2 s. */
+const OPTIONS: LockClientOptions = { watchdogTimeout: 6_000, commandTimeout: 8_000 };
+
+const clients: Record<string, () => Promise<LockClient>> = {
+  ioredis: () => Promise.resolve(track(new LockClient(cluster.ioredis(), OPTIONS))),
+  'node-redis': async () => track(new LockClient(await cluster.nodeRedis(), OPTIONS)),
+};
+const track = (locks: LockClient): LockClient => (made.push(locks), locks);
+
+/** A holder and `count` waiters (each on a client of its own) queued on `name`. */
+async function holderAndWaiters(
+  make: () => Promise<LockClient>,
+  name: string,
+  count: number,
+): Promise<{ lease: LockLease; waits: Promise<boolean>[]; handles: Lock[] }> {
+  const lease = await (await make()).getLock(name).acquire();
+  const handles = await Promise.all(Array.from({ length: count }, async () => (await make()).getLock(name)));
+  const waits = handles.map((handle) => handle.tryLock({ waitTime: 30_000 }));
+  // Awaited by handOverToAll; a test that fails before must not leave them unhandled.
+  for (const waiting of waits) waiting.catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 300)); // queued
+  return { lease, waits, handles };
+}
+
+/**
+ * Releases the holder's lease, then lets each waiter that got the lock go in turn: every waiter
+ * gets it once, one at a time (a second holder would find `inside` set).
+ */
+async function handOverToAll(lease: LockLease, waits: Promise<boolean>[], handles: Lock[]): Promise<void> {
+  assert.equal(lease.signal.aborted, false, `the holder lost its lock: ${String(lease.signal.reason)}`);
+  await lease.release();
+  let inside = false;
+  await Promise.all(
+    waits.map(async (waiting, i) => {
+      assert.equal(await waiting, true, `waiter ${i} did not get the lock`);
+      assert.equal(inside, false, 'two holders at once');
+      inside = true;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      inside = false;
+      await handles[i]!.unlock();
+    }),
+  );
+}
+
+/** A fresh lock name on a primary that still has a replica (a kill leaves its replica without one). */
+async function nameOnReplicatedPrimary(prefix: string, index = 0): Promise<string> {
+  const primaries = await cluster.primaries();
+  const replicated = [];
+  for (const primary of primaries) if ((await cluster.replicasOf(primary)).length > 0) replicated.push(primary);
+  return cluster.nameOn(replicated[index % replicated.length]!, prefix);
+}
+
+describe('a Cluster through failover, migration and a killed primary', { concurrency: 1 }, () => {
+  for (const [name, make] of Object.entries(clients)) {
+    it(`${name}: manual failover under a held lock and its queue`, async () => {
+      const lock = await nameOnReplicatedPrimary(`failover:${name}`);
+      const { lease, waits, handles } = await holderAndWaiters(make, lock, 3);
+      const failover = await cluster.manualFailover(lock);
+      assert.notEqual(failover.to.port, failover.from.port);
+      // A renewal period goes by on the new primary: the hold is renewed there.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await handOverToAll(lease, waits, handles);
+    });
+  }
+
+  for (const [name, make] of Object.entries(clients)) {
+    it(`${name}: slot migration under held locks and their queues, a release while it moves`, async () => {
+      const primaries = await cluster.primaries();
+      const lock = await cluster.nameOn(primaries[0]!, `migrating:${name}`);
+      const { lease, waits, handles } = await holderAndWaiters(make, lock, 3);
+      // Another lock in the same slot is released while the slot moves: the release is retried
+      // through TRYAGAIN / ASK until it lands, and its waiter gets the lock.
+      const sibling = cluster.nameInSlot(slotOf(lock), `sibling:${name}`);
+      const other = await holderAndWaiters(make, sibling, 1);
+      const moving = cluster.migrateSlot(slotOf(lock), primaries[1]!);
+      const released = other.lease.release();
+      await moving;
+      await released;
+      assert.equal(await other.waits[0], true, 'the waiter behind the release during the move got the lock');
+      await other.handles[0]!.unlock();
+      // Past a renewal on the new node (the renewal batch finds the key moved and renews it there).
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await handOverToAll(lease, waits, handles);
+    });
+  }
+
+  Object.entries(clients).forEach(([name, make], index) => {
+    it(`${name}: a killed primary, its replica promoted, under a held lock and its queue`, async () => {
+      const lock = await nameOnReplicatedPrimary(`killed:${name}`, index);
+      const { lease, waits, handles } = await holderAndWaiters(make, lock, 3);
+      const kill = await cluster.killPrimary(lock);
+      assert.ok(kill.ms < 10_000, `promotion took ${kill.ms} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await handOverToAll(lease, waits, handles);
+    });
+  });
+});
