@@ -120,7 +120,10 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       waiters: new Waiters(connection, commandTimeout),
       watchdog: new Watchdog({
         watchdogTimeout,
-        run,
+        // With loss detection by tracking, renewals go on the tracking connection (see LossWatch.renew).
+        renew: lossWatch
+          ? (script, keys, args, deadline) => lossWatch.renew(script, keys, args, deadline)
+          : (script, keys, args, deadline) => run(script, keys.slice(0, 1), args, deadline),
         batchGroup: (key) => connection.batchGroup(key),
         onRenewalError: (error, names) => this.emit('renewalError', error, names),
       }),

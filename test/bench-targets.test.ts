@@ -166,10 +166,10 @@ describe('bench targets', () => {
       innerPerPeriod: 20_000,
       budget: 10,
     });
-    assert.equal(find(checkTargets(results([], { watchdog: [row(10)] })), 4, 'commands').met, true);
-    const missed = find(checkTargets(results([], { watchdog: [row(12)] })), 4, 'commands');
+    assert.equal(find(checkTargets(results([], { watchdog: [row(10)] })), 4, 'scripts').met, true);
+    const missed = find(checkTargets(results([], { watchdog: [row(12)] })), 4, 'scripts');
     assert.equal(missed.met, false);
-    assert.match(missed.target, /1 per 1,000 locks \(10\)/);
+    assert.match(missed.target, /1 per 1,000 locks per node \(10\)/);
   });
 
   it('scenario 5: close to a bare script sent to the same servers at once', () => {

@@ -9,8 +9,14 @@ export interface WatchdogResult {
   locks: number;
   /** How often this library renews one lock (ms). */
   periodMs: number;
-  /** Commands the clients sent (round trips: EVAL/EVALSHA and any other top-level command) per period. */
+  /** Scripts the clients sent (EVAL/EVALSHA: a round trip each) per period: the target's figure. */
   commandsPerPeriod: number;
+  /**
+   * Plain commands sent per period in the same round trips as the scripts: latchkey's loss
+   * detection re-tracks the renewed keys (CLIENT CACHING + a multi-key EXISTS per batch). Runs
+   * before 2026-11-26 lack it.
+   */
+  plainPerPeriod?: number;
   /** Commands the renewal scripts ran inside Redis per period (no round trip each). */
   innerPerPeriod: number;
   /** The target: at most one command sent per 1,000 locks per Redis node per period. */
@@ -19,18 +25,24 @@ export interface WatchdogResult {
   nodes?: { locks: number; commandsPerPeriod: number }[];
 }
 
-/** Calls since CONFIG RESETSTAT: script calls (round trips) and the commands run inside them. */
-async function calls(admin: Redis): Promise<{ sent: number; inner: number }> {
+/**
+ * Calls since CONFIG RESETSTAT: script calls (round trips), the plain commands sent beside them
+ * (CLIENT CACHING and EXISTS: no renewal script of any library measured here calls EXISTS, so
+ * every EXISTS in the window was sent by a client), and the commands run inside the scripts.
+ */
+async function calls(admin: Redis): Promise<{ sent: number; plain: number; inner: number }> {
   const info = await admin.info('commandstats');
   let sent = 0;
+  let plain = 0;
   let inner = 0;
   for (const match of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) {
     const command = match[1]!;
     if (/^(info|config)/.test(command)) continue;
     if (/^(eval|evalsha|fcall)/.test(command)) sent += Number(match[2]);
+    else if (/^(client\|caching|exists)$/.test(command)) plain += Number(match[2]);
     else inner += Number(match[2]); // renewals are scripts in every library measured here
   }
-  return { sent, inner };
+  return { sent, plain, inner };
 }
 
 /**
@@ -48,12 +60,13 @@ async function measure(
   await sleep(periodMs * 1.5);
   await admin.config('RESETSTAT');
   await sleep(periodMs * periods);
-  const { sent, inner } = await calls(admin);
+  const { sent, plain, inner } = await calls(admin);
   return {
     library,
     locks: count,
     periodMs,
     commandsPerPeriod: sent / periods,
+    plainPerPeriod: plain / periods,
     innerPerPeriod: inner / periods,
     budget: Math.ceil(count / 1_000),
   };
@@ -87,6 +100,7 @@ export async function watchdogOnCluster(
       locks: count,
       periodMs,
       commandsPerPeriod: sum(perNode.map((node) => node.sent)) / periods,
+      plainPerPeriod: sum(perNode.map((node) => node.plain)) / periods,
       innerPerPeriod: sum(perNode.map((node) => node.inner)) / periods,
       budget: sum(held.map((locks) => Math.ceil(locks / 1_000))),
       nodes: held.map((locks, i) => ({ locks, commandsPerPeriod: perNode[i]!.sent / periods })),

@@ -1,4 +1,4 @@
-import type { LuaScript, RedisConnection, ScriptReply } from '../redis/connection.js';
+import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from '../redis/connection.js';
 import type { ScriptRunner } from '../redis/script-runner.js';
 import { KeyTracking } from '../redis/tracking.js';
 import type { Liveness } from './liveness.js';
@@ -35,11 +35,12 @@ const REOPEN_AFTER_MS = 5_000;
  * the tracking connection; from then on Redis tells, within a round trip, when another connection
  * deletes or takes over its key, or the key expires. The holds of such a key are checked at once
  * (the read tracks the key again): a hold whose owner is gone is lost. A change made by the
- * holder's own client (a re-entry, a release of one of several holds, another reader, a
- * renewal) is checked and found still held: never a false loss. Checks are batched like
- * renewals (a renewal round costs one check call per batch after it). The final
- * release stops the watch before it is sent. When tracking breaks, every hold is checked at once,
- * renewal finds losses until it is back, and then every hold is read (tracked) again.
+ * holder's own client (a re-entry, a release of one of several holds, another reader) is
+ * checked and found still held: never a false loss. Renewals run on the tracking connection
+ * itself, whose own writes Redis does not report (see `renew`), so they cost no check. Checks
+ * are batched like renewals. The final release stops the watch before it is sent. When tracking
+ * breaks, every hold is checked at once, renewal finds losses until it is back, and then every
+ * hold is read (tracked) again.
  */
 export class LossWatch {
   readonly #byKey = new Map<string, Set<Watched>>();
@@ -76,6 +77,30 @@ export class LossWatch {
       if (!left?.delete(watched)) return;
       if (left.size === 0) this.#byKey.delete(check.key);
     };
+  }
+
+  /**
+   * Sends a renewal batch (see Watchdog). While tracking works it goes on the tracking connection:
+   * Redis does not tell a connection of its own writes (NOLOOP), so a renewal needs no check
+   * afterwards. Its write untracks the keys; the multi-key read sent right behind it, in the same
+   * round trip, tracks them again. A renewed key that vanished between the two is checked at once
+   * (one that was taken over in that instant is found by the next renewal).
+   */
+  async renew(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly ScriptArg[],
+    deadline: number,
+  ): Promise<ScriptReply> {
+    const tracking = this.#tracking?.ready ? this.#tracking : undefined;
+    if (!tracking) return this.fallback(script, keys.slice(0, 1), args, deadline);
+    const renewing = tracking.run(script, keys.slice(0, 1), args, deadline);
+    const tracked = tracking.track(keys);
+    const reply = await renewing;
+    const existing = await tracked.catch(() => -1);
+    const renewed = Array.isArray(reply) && reply.every((held) => held === 1);
+    if (!renewed || existing !== keys.length) this.#invalidated(keys);
+    return reply;
   }
 
   /** Closes the tracking connections (client shutdown). */

@@ -1,6 +1,5 @@
 import { listening } from '../diagnostics.js';
-import type { LuaScript } from '../redis/connection.js';
-import type { ScriptRunner } from '../redis/script-runner.js';
+import type { LuaScript, ScriptArg, ScriptReply } from '../redis/connection.js';
 import { provenUntil, type Liveness } from './liveness.js';
 import { setLongTimeout, type LongTimer } from './timers.js';
 
@@ -27,9 +26,20 @@ export interface Renewal {
   removed: boolean;
 }
 
+/**
+ * Sends one renewal batch: `keys` are the batch's keys (the first routes the call, see
+ * RenewalTarget), `args` its triples; cut at `deadline` (epoch ms).
+ */
+export type RenewBatch = (
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+  deadline: number,
+) => Promise<ScriptReply>;
+
 export interface WatchdogOptions {
   readonly watchdogTimeout: number;
-  readonly run: ScriptRunner;
+  readonly renew: RenewBatch;
   /** Holds whose keys map to one group may share a call: one server, or one Cluster node. */
   readonly batchGroup: (key: string) => string;
   readonly onRenewalError: (error: unknown, names: readonly string[]) => void;
@@ -134,8 +144,8 @@ export class Watchdog {
     const deadline = sentAt + Math.max(0, earliest - sentAt) / 2;
     let renewed: unknown[];
     try {
-      const first = batch[0]!.target;
-      const reply = await this.options.run(first.script, [first.key], args, deadline);
+      const keys = batch.map((renewal) => renewal.target.key);
+      const reply = await this.options.renew(batch[0]!.target.script, keys, args, deadline);
       renewed = Array.isArray(reply) ? reply : [];
     } catch (error) {
       return this.#retrySoon(batch, error);

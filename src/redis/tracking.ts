@@ -69,16 +69,16 @@ export class KeyTracking {
   }
 
   /**
-   * Has Redis track `keys` from now on: one multi-key read right after `CLIENT CACHING yes`
+   * Has Redis track `keys` from now on (resolves with how many exist): one multi-key read right after `CLIENT CACHING yes`
    * (tracking is OPTIN). A script's reads are never what is tracked: Redis 7 tracks every key a
    * script declares at each read command it runs, so a batch script read per key would cost
    * Redis keys x reads (80 ms for 1,000 keys). A script sent right after this call, on the same
    * connection, reads the keys as they are once tracked: nothing that changes them goes untold.
    */
-  track(keys: readonly string[]): Promise<void> {
+  track(keys: readonly string[]): Promise<number> {
     const caching = this.reader.command(['CLIENT', 'CACHING', 'YES']);
     const read = this.reader.command(['EXISTS', ...keys]);
-    return Promise.all([caching, read]).then(() => undefined);
+    return Promise.all([caching, read]).then(([, existing]) => Number(existing));
   }
 
   /** Both connections are up and the reader's reads are tracked. */
