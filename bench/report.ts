@@ -1,5 +1,5 @@
 import type { ContentionResult, NotificationFloor } from './scenarios/contention.js';
-import type { DetectionRun } from './scenarios/detection.js';
+import type { DetectionRun, WaiterWakeRow } from './scenarios/detection.js';
 import type { LatencyResult } from './scenarios/multi.js';
 import type { ThroughputResult } from './scenarios/single.js';
 import type { WatchdogResult } from './scenarios/watchdog.js';
@@ -26,6 +26,8 @@ export interface BenchResults {
   multi: LatencyResult[];
   /** Scenario 6 (runs before 2026-11-25 have none). */
   detection?: DetectionRun[];
+  /** Scenario 6, beside the faults (runs before 2026-11-26 have none). */
+  waiterWake?: WaiterWakeRow;
   /** Parts of latchkey this checkout does not have yet, so they were not measured. */
   missing: string[];
 }
@@ -146,7 +148,7 @@ export function renderTable(results: BenchResults): string {
       '',
       '6. Lost-lock detection: fault to the lease signal aborting (ms)',
       '',
-      detectionTable(results.detection),
+      detectionTable(results.detection, results.waiterWake),
     );
   // Checked again, not read from the file: an earlier run's figures are shown against today's bars.
   const targets = checkTargets(results);
@@ -210,7 +212,7 @@ export function roundTripShare(row: ContentionResult): number | undefined {
 }
 
 /** Scenario 6 as one table: a row per client configuration and fault. */
-export function detectionTable(runs: readonly DetectionRun[]): string {
+export function detectionTable(runs: readonly DetectionRun[], waiterWake?: WaiterWakeRow): string {
   return [
     table(
       ['library', 'detection', 'watchdogTimeout', 'fault', 'locks', 'detected', 'p50', 'p99', 'max'],
@@ -241,6 +243,15 @@ export function detectionTable(runs: readonly DetectionRun[]): string {
           `${run.falseAlarms} of ${run.controls} untouched locks held alongside lost their signal (false alarms).`,
       )
       .join('\n'),
+    ...(waiterWake
+      ? [
+          '',
+          `A waiter queued behind a holder that stopped renewing, from the key's expiry to its lock() resolving ` +
+            `(its own timer, set from the TTL it read): p50 ${ms(waiterWake.p50)}, p99 ${ms(waiterWake.p99)}, ` +
+            `max ${ms(waiterWake.max)} ms over ${waiterWake.acquired} of ${waiterWake.trials} trials. ` +
+            `Compare the expiry row: when Redis' expiry notification reaches a client tracking the key.`,
+        ]
+      : []),
   ].join('\n');
 }
 
@@ -376,7 +387,7 @@ export function renderSummary(results: BenchResults): string {
       '',
       '**6. Lost-lock detection: fault to the lease signal aborting** (ms)',
       '',
-      detectionTable(results.detection),
+      detectionTable(results.detection, results.waiterWake),
     );
   return parts.join('\n');
 }

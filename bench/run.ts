@@ -18,7 +18,7 @@ import { renderSummary, renderTable, type BenchResults } from './report.js';
 import { checkTargets } from './targets.js';
 import { WorkerPool, type ContentionResult, type NotificationFloor } from './scenarios/contention.js';
 import { multiServer } from './scenarios/multi.js';
-import { lossDetection, type DetectionRun } from './scenarios/detection.js';
+import { lossDetection, waiterAfterExpiry, type DetectionRun } from './scenarios/detection.js';
 import { concurrentTasks, singleClient } from './scenarios/single.js';
 import { watchdogCost, watchdogOnCluster, type WatchdogResult } from './scenarios/watchdog.js';
 import { startBenchCluster } from './cluster.js';
@@ -38,7 +38,7 @@ const FULL = {
   periods: 5,
   iterations: 1_000,
   // At the client's default watchdogTimeout (30 s): one renewal period of faults, then up to one more.
-  detection: { perFault: 200, controls: 50, watchdogTimeout: undefined },
+  detection: { perFault: 200, controls: 50, watchdogTimeout: undefined, waiterTrials: 50 },
 };
 const QUICK = {
   throughput: { sliceMs: 60, rounds: 1 },
@@ -51,7 +51,7 @@ const QUICK = {
   watchdogTimeout: 600,
   periods: 1,
   iterations: 20,
-  detection: { perFault: 10, controls: 5, watchdogTimeout: 600 },
+  detection: { perFault: 10, controls: 5, watchdogTimeout: 600, waiterTrials: 3 },
 };
 
 const { values } = parseArgs({
@@ -218,6 +218,14 @@ async function main(): Promise<void> {
             `${row.detected} of ${row.locks} detected`,
         );
     }
+    const waiterWake = selected.has(6)
+      ? await waiterAfterExpiry(() => open(servers[0]!), config.detection.waiterTrials)
+      : undefined;
+    if (waiterWake)
+      progress(
+        `  a waiter behind a stopped holder, from the key's expiry: p50 ${waiterWake.p50.toFixed(1)} ms, ` +
+          `p99 ${waiterWake.p99.toFixed(1)} ms, max ${waiterWake.max.toFixed(1)} ms`,
+      );
 
     const results: BenchResults = {
       date: new Date().toISOString(),
@@ -236,6 +244,7 @@ async function main(): Promise<void> {
       watchdog,
       multi,
       detection,
+      ...(waiterWake ? { waiterWake } : {}),
       missing,
     };
     results.targets = checkTargets(results);

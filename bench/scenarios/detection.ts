@@ -29,6 +29,22 @@ export interface DetectionRow {
   max: number;
 }
 
+/**
+ * Scenario 6, beside the faults: how soon a waiter queued behind a holder that stopped renewing
+ * (a crash) gets the lock once the key expires. Its own timer, set from the TTL its attempts
+ * read, wakes it; compare with the expiry row of the default detection, which is when Redis'
+ * expiry notification reaches a client that tracks the key.
+ */
+export interface WaiterWakeRow {
+  trials: number;
+  /** Those whose waiter got the lock. */
+  acquired: number;
+  /** From the key's expiry to the waiter's lock() resolving (ms). */
+  p50: number;
+  p99: number;
+  max: number;
+}
+
 /** Scenario 6, one client configuration. */
 export interface DetectionRun {
   library: string;
@@ -172,5 +188,46 @@ export async function lossDetection(
   } finally {
     await holder.shutdown();
     await taker.shutdown();
+  }
+}
+
+/**
+ * `trials` holders (each its own client, renewing every 300 ms) stop renewing at a random moment
+ * (shutdown(), as a crashed process stops), while a waiter on another client is queued behind
+ * each; from the key's expiry (now + its PTTL, read right after the holder stopped) to the
+ * waiter's lock() resolving.
+ */
+export async function waiterAfterExpiry(connect: () => Redis, trials: number): Promise<WaiterWakeRow> {
+  const admin = connect();
+  const waiters = new LockClient(connect());
+  const tag = `bench:expiry-wake:${Date.now()}`;
+  const latencies: number[] = [];
+  try {
+    const trial = async (i: number): Promise<void> => {
+      const name = `${tag}:${i}`;
+      const holder = new LockClient(connect(), { watchdogTimeout: 900, lossDetection: 'renewal' });
+      await holder.getLock(name).lock();
+      const handle = waiters.getLock(name);
+      const acquired = handle.lock().then(() => performance.now());
+      await sleep(100 + Math.random() * 600);
+      await holder.shutdown();
+      const before = performance.now();
+      const ttl = await admin.pttl(lockKeys(waiters.options.keyPrefix, name).hash);
+      const expiresAt = before + Math.max(0, ttl);
+      latencies.push((await acquired) - expiresAt);
+      await handle.unlock();
+    };
+    for (let i = 0; i < trials; i += 10)
+      await Promise.all(Array.from({ length: Math.min(10, trials - i) }, (_, j) => trial(i + j)));
+    return {
+      trials,
+      acquired: latencies.length,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      max: Math.max(...latencies),
+    };
+  } finally {
+    await waiters.shutdown();
+    admin.disconnect();
   }
 }
