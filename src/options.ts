@@ -30,10 +30,10 @@ export interface LockClientOptions {
   commandTimeout?: number;
   /**
    * How a holder learns that its lock is gone (deleted, taken over, expired early): `'push'` has
-   * Redis tell at once (key tracking, on two connections of latchkey's own; standalone and
-   * Sentinel), and renewal still finds what tracking cannot; `'renewal'` finds it at the next
-   * renewal only (every third of `watchdogTimeout`), with no extra connection. On a Cluster
-   * `'push'` works as `'renewal'`.
+   * Redis tell at once (key tracking, on two connections of latchkey's own; standalone, and
+   * Sentinel through ioredis), and renewal still finds what tracking cannot; `'renewal'` finds it
+   * at the next renewal only (every third of `watchdogTimeout`), with no extra connection. On a
+   * Cluster and through node-redis Sentinel, `'push'` works as `'renewal'`.
    * @default 'push'
    */
   lossDetection?: 'push' | 'renewal';
