@@ -171,6 +171,46 @@ describe('on a real Redis Cluster (3 primaries)', () => {
   });
 });
 
+/** Resolves with how long `signal` took to abort, or rejects after `ms`. */
+function abortedWithin(signal: AbortSignal, ms: number): Promise<number> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the signal did not abort within ${ms} ms`)), ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(Date.now() - started);
+    });
+  });
+}
+
+describe('loss detection by deployment', () => {
+  it('through Sentinel (ioredis): a deleted key is told by Redis, long before a renewal', async () => {
+    const sentinel = await startSentinel();
+    const locks = new LockClient(sentinel.client(), { watchdogTimeout: 60_000 });
+    try {
+      const lease = await locks.getLock('pushed-via-sentinel').acquire();
+      await sleep(300); // past the hold's first tracked read
+      const primary = new Redis({ port: sentinel.primary.port, host: '127.0.0.1' });
+      await primary.del('latchkey:{pushed-via-sentinel}:lock');
+      primary.disconnect();
+      // The next renewal is 20 s away: only the pushed invalidation can tell it this soon.
+      await abortedWithin(lease.signal, 5_000);
+    } finally {
+      await locks.shutdown();
+    }
+  });
+
+  it('on a Cluster: no tracking, so a deleted key is found by the next renewal', async () => {
+    const locks = lockClient({ watchdogTimeout: 900 });
+    const lease = await locks.getLock('renewed-on-cluster').acquire();
+    await adminOf('latchkey:{renewed-on-cluster}:lock').del('latchkey:{renewed-on-cluster}:lock');
+    const took = await abortedWithin(lease.signal, 3_000);
+    assert.ok(took <= 3_000, `found after ${took} ms`);
+    const clients = await Promise.all(admins.map((admin) => admin.client('LIST') as Promise<string>));
+    assert.ok(!clients.join('\n').includes('name=latchkey-'), 'no tracking connection on a Cluster');
+  });
+});
+
 describe('through a real Sentinel', () => {
   it('finds the primary and locks on it', async () => {
     const sentinel = await startSentinel();
