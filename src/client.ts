@@ -90,6 +90,15 @@ export function contextOf(client: LockClient): ClientContext {
  * The entry point: one per Redis client (ioredis `Redis`/`Cluster`, node-redis, or a
  * `RedisConnection` of your own). It owns one watchdog and one set of subscriptions for every
  * lock it hands out.
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { LockClient } from 'latchkey';
+ *
+ * const locks = new LockClient(new Redis(), { watchdogTimeout: 30_000 });
+ * await locks.getLock('order:42').withLock(() => chargeOrder(42));
+ * await locks.shutdown(); // at process exit: stops renewals; held locks expire by themselves
+ * ```
  */
 export class LockClient extends EventEmitter<LockClientEvents> {
   /** Random id of this client (128 bits from `crypto`); owner ids start with it. */
@@ -138,7 +147,15 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     contexts.set(this, this.#ctx);
   }
 
-  /** The re-entrant lock `name`, kept alive by the watchdog when taken without a lease. */
+  /**
+   * The re-entrant lock `name`, kept alive by the watchdog when taken without a lease. Handles are
+   * cheap; one handle may be shared by concurrent tasks (each acquisition is an owner of its own).
+   * @example
+   * ```ts
+   * const orders = locks.getLock('orders'); // module level, shared by every request
+   * await orders.withLock(() => placeOrder());
+   * ```
+   */
   getLock(name: string): Lock {
     return createLock(this.#ctx, checkName(name, 'name'));
   }

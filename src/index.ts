@@ -41,10 +41,5 @@ export type {
   TrackingLink,
 } from './redis/connection.js';
 export type { RedisClientLike } from './redis/to-connection.js';
-export type { IoredisLike, IoredisSubscriber } from './redis/ioredis-adapter.js';
-export type { CorkableStream } from './redis/coalesce-writes.js';
-export type { NodeRedisLike, NodeRedisSubscriber } from './redis/node-redis-adapter.js';
-export type { NodeRedisClusterLike, NodeRedisClusterSubscriber } from './redis/node-redis-cluster.js';
-export type { NodeRedisSentinelLike } from './redis/node-redis-sentinel.js';
 export { channels as diagnosticsChannels, type LockKind } from './diagnostics.js';
 export { MAX_DURATION_MS } from './validate.js';

@@ -5,9 +5,30 @@ import type { LockOptions, TryLockOptions } from './options.js';
 export interface Lock {
   /** The lock's name. */
   readonly name: string;
-  /** Waits until acquired. Without `leaseTime` the watchdog keeps the lock alive until `unlock()`. */
+  /**
+   * Waits until acquired. Without `leaseTime` the watchdog keeps the lock alive until `unlock()`.
+   * @example
+   * ```ts
+   * const stock = locks.getLock('stock:10100101');
+   * await stock.lock();
+   * try {
+   *   await updateStock();
+   * } finally {
+   *   await stock.unlock();
+   * }
+   * ```
+   */
   lock(options?: LockOptions): Promise<void>;
-  /** One attempt, or waits up to `waitTime`; true when acquired. */
+  /**
+   * One attempt, or waits up to `waitTime`; true when acquired, false when someone else holds it.
+   * Rejects with `RedisUnavailableError` when Redis cannot be reached (never false).
+   * @example
+   * ```ts
+   * if (await locks.getLock('report').tryLock({ waitTime: 2_000, leaseTime: 10_000 })) {
+   *   // held for at most 10 s; no unlock() needed if the work outlives it
+   * }
+   * ```
+   */
   tryLock(options?: TryLockOptions): Promise<boolean>;
   /** Releases one hold; rejects with `LockNotHeldError` when the current owner holds none. */
   unlock(): Promise<void>;
@@ -26,9 +47,26 @@ export interface Lock {
   remainTimeToLive(): Promise<number>;
   /**
    * Acquires, runs `fn(signal)` as the lock's owner (nested locks re-enter), releases in `finally`.
-   * Rejects with `LockAcquireTimeoutError` when `waitTime` elapses first.
+   * `signal` aborts with `LockLostError` the moment the lock is known lost. Rejects with
+   * `LockAcquireTimeoutError` when `waitTime` elapses first.
+   * @example
+   * ```ts
+   * const total = await locks.getLock('order:42').withLock(async (signal) => {
+   *   const order = await loadOrder(42);
+   *   signal.throwIfAborted(); // the lock was lost: write nothing
+   *   return charge(order);
+   * }, { waitTime: 5_000 });
+   * ```
    */
   withLock<T>(fn: (signal: AbortSignal) => T | Promise<T>, options?: TryLockOptions): Promise<T>;
-  /** Acquires and returns a lease to release or dispose. Rejects with `LockAcquireTimeoutError` on timeout. */
+  /**
+   * Acquires and returns a lease to release or dispose. Rejects with `LockAcquireTimeoutError` on
+   * timeout.
+   * @example
+   * ```ts
+   * await using lease = await locks.getLock('job:7').acquire({ waitTime: 1_000 });
+   * await runJob(lease.signal); // released when the block ends
+   * ```
+   */
   acquire(options?: TryLockOptions): Promise<LockLease>;
 }

@@ -37,7 +37,15 @@ export interface CountDownLatch {
   countDown(): Promise<void>;
   /** The current count; 0 when no latch is set. */
   getCount(): Promise<number>;
-  /** Waits until the count is 0: true when it is, false when `waitTime` elapsed first. */
+  /**
+   * Waits until the count is 0: true when it is, false when `waitTime` elapsed first.
+   * @example
+   * ```ts
+   * const shards = locks.getCountDownLatch('import:2026-11-26');
+   * await shards.trySetCount(8); // each of 8 workers calls countDown() when its shard is done
+   * if (await shards.await({ waitTime: 60_000 })) await publishImport();
+   * ```
+   */
   await(options?: AwaitOptions): Promise<boolean>;
   /** Deletes the latch whatever its count (waiters wake and see 0); true when one was set. */
   delete(): Promise<boolean>;

@@ -72,7 +72,20 @@ export class Semaphore {
     await this.#once(semaphoreAddPermits, [permits, this.#keys.channel]);
   }
 
-  /** Waits until `permits` permits are taken. */
+  /**
+   * Waits until `permits` permits are taken.
+   * @example
+   * ```ts
+   * const api = locks.getSemaphore('partner-api');
+   * await api.trySetPermits(5); // at most 5 calls at once, across every process
+   * await api.acquire();
+   * try {
+   *   await callPartnerApi();
+   * } finally {
+   *   await api.release();
+   * }
+   * ```
+   */
   async acquire(permits = 1, options?: SemaphoreAcquireOptions): Promise<void> {
     checkInteger(permits, 'permits', 1);
     const given = checkOptions<SemaphoreAcquireOptions>(options, ['signal']);

@@ -81,6 +81,7 @@ export interface RedisConnection {
 export interface TrackingLink {
   /** Sends any command (CLIENT LIST, CLIENT TRACKING). */
   command(args: readonly string[]): Promise<unknown>;
+  /** Runs a script on this connection, as {@link RedisConnection.evalScript} does. */
   evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply>;
   /**
    * Subscribes to `__redis__:invalidate` (again, after a reconnect): `onKeys` hears the keys
@@ -89,5 +90,6 @@ export interface TrackingLink {
   subscribeInvalidations(onKeys: (keys: readonly string[] | null) => void): Promise<void>;
   /** `down` when the connection is lost, `up` each time it is connected again. */
   onState(listener: { up(): void; down(): void }): void;
+  /** Closes the connection at once (client shutdown). */
   close(): void;
 }

@@ -6,7 +6,9 @@ import type { NodeRedisSentinelLike } from './node-redis-sentinel.js';
 
 /**
  * Any client LockClient accepts: ioredis `Redis` (standalone or Sentinel) or `Cluster`, a node-redis
- * v4+ client, `createCluster()` or `createSentinel()`, or a `RedisConnection` of your own.
+ * v4+ client, `createCluster()` or `createSentinel()`, or a `RedisConnection` of your own. The
+ * client types are described by the few members latchkey uses, so that neither client library is
+ * imported; they are not part of the API.
  */
 export type RedisClientLike =
   IoredisLike | NodeRedisLike | NodeRedisClusterLike | NodeRedisSentinelLike | RedisConnection;
