@@ -54,6 +54,7 @@ export class LossWatch {
   /** The connection offers no tracking (a Cluster): nothing is watched, renewal finds losses. */
   #unavailable = false;
   #openFailedAt = -Infinity;
+  #reopen: LongTimer | undefined;
   #closed = false;
 
   constructor(
@@ -107,6 +108,7 @@ export class LossWatch {
   close(): void {
     this.#closed = true;
     this.#timer?.cancel();
+    this.#reopen?.cancel();
     this.#tracking?.close();
     this.#tracking = undefined;
   }
@@ -121,6 +123,15 @@ export class LossWatch {
       broken: () => this.#invalidated(null),
       // Back: read (and so track) every hold again; changes meanwhile went untold.
       restored: () => this.#invalidated(null),
+      // Closed for good (a client that does not reconnect): open a new one in a while.
+      ended: () => {
+        this.#tracking = undefined;
+        this.#openFailedAt = Date.now();
+        this.#reopen ??= setLongTimeout(() => {
+          this.#reopen = undefined;
+          this.#open();
+        }, REOPEN_AFTER_MS);
+      },
     };
     this.#opening = KeyTracking.open(this.connection, listener, this.commandTimeout).then(
       (tracking) => {

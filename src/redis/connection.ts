@@ -88,8 +88,11 @@ export interface TrackingLink {
    * Redis says changed, or null when all of them may have (FLUSHALL).
    */
   subscribeInvalidations(onKeys: (keys: readonly string[] | null) => void): Promise<void>;
-  /** `down` when the connection is lost, `up` each time it is connected again. */
-  onState(listener: { up(): void; down(): void }): void;
+  /**
+   * `down` when the connection is lost, `up` each time it is connected again, `end` when it is
+   * closed for good without being asked to (it will not come back).
+   */
+  onState(listener: { up(): void; down(): void; end(): void }): void;
   /** Closes the connection at once (client shutdown). */
   close(): void;
 }

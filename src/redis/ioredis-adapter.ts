@@ -38,7 +38,7 @@ export interface IoredisSubscriber {
   ssubscribe(channel: string): Promise<unknown>;
   sunsubscribe(channel: string): Promise<unknown>;
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
-  on(event: 'ready' | 'subscribersReady', listener: () => void): unknown;
+  on(event: 'ready' | 'subscribersReady' | 'end', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   disconnect(): void;
 }
@@ -124,9 +124,10 @@ export class IoredisConnection implements RedisConnection {
   close(): Promise<void> {
     // disconnect(), not quit(): quit() leaves a Sentinel failover detector's connections open,
     // and waits on a server that may be gone. A connect still under way ends with it.
-    this.#subscriber?.disconnect();
+    const subscriber = this.#subscriber;
     this.#subscriber = undefined;
     this.#ready = undefined;
+    subscriber?.disconnect();
     return Promise.resolve();
   }
 
@@ -157,6 +158,14 @@ export class IoredisConnection implements RedisConnection {
       subscriber.on(cluster ? 'subscribersReady' : 'ready', () => {
         if (readyBefore) void this.#subscriptions.reconnected(!cluster);
         readyBefore = true;
+      });
+      // Ended for good while in use (a client that does not reconnect, or ioredis giving up after
+      // a Sentinel failover): a new duplicate takes over every channel.
+      subscriber.on('end', () => {
+        if (this.#subscriber !== subscriber || !readyBefore) return;
+        this.#subscriber = undefined;
+        this.#ready = undefined;
+        void this.#subscriptions.reconnected(true);
       });
       try {
         await subscriber.connect();

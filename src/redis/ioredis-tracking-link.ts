@@ -9,7 +9,7 @@ export interface IoredisTrackingConnection {
   eval(source: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
   subscribe(channel: string): Promise<unknown>;
   on(event: 'messageBuffer', listener: (channel: Buffer, message: Buffer[] | Buffer | null) => void): unknown;
-  on(event: 'ready' | 'close' | 'connect', listener: () => void): unknown;
+  on(event: 'ready' | 'close' | 'connect' | 'end', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   readonly stream?: { unref?(): void };
   disconnect(): void;
@@ -40,6 +40,7 @@ export async function ioredisTrackingLink(connection: IoredisTrackingConnection)
   connection.on('messageBuffer', (_channel, message) => {
     if (message === null || Array.isArray(message)) onKeys?.(message?.map(String) ?? null);
   });
+  let closing = false;
   const sender: ScriptSender = {
     evalsha: (script, keys, args) => connection.evalsha(script.sha, keys.length, ...keys, ...args),
     eval: (script, keys, args) => connection.eval(script.source, keys.length, ...keys, ...args),
@@ -54,7 +55,13 @@ export async function ioredisTrackingLink(connection: IoredisTrackingConnection)
     onState(listener) {
       connection.on('close', () => listener.down());
       connection.on('ready', () => listener.up());
+      connection.on('end', () => {
+        if (!closing) listener.end();
+      });
     },
-    close: () => connection.disconnect(),
+    close: () => {
+      closing = true;
+      connection.disconnect();
+    },
   };
 }

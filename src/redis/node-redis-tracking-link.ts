@@ -32,6 +32,7 @@ export async function nodeRedisTrackingLink(connection: NodeRedisTrackingConnect
     eval: (script, keys, args) => connection.sendCommand(['EVAL', script.source, ...commandTail(keys, args)]),
   };
   let subscribed = false;
+  let closing = false;
   return {
     command: (args) => connection.sendCommand([...args]),
     evalScript: (script, keys, args) => evalWithFallback(sender, script, keys, args),
@@ -46,9 +47,15 @@ export async function nodeRedisTrackingLink(connection: NodeRedisTrackingConnect
     },
     onState(listener) {
       connection.on('reconnecting', () => listener.down());
-      connection.on('end', () => listener.down());
+      connection.on('end', () => {
+        listener.down();
+        if (!closing) listener.end();
+      });
       connection.on('ready', () => listener.up());
     },
-    close: () => void connection.disconnect().catch(() => undefined),
+    close: () => {
+      closing = true;
+      void connection.disconnect().catch(() => undefined);
+    },
   };
 }

@@ -10,6 +10,8 @@ export interface TrackingListener {
   broken(): void;
   /** Tracking works again (or for the first time): whatever changed before went untold. */
   restored(): void;
+  /** A connection closed for good: this tracking is over (it has been told `broken()` first). */
+  ended(): void;
 }
 
 /**
@@ -58,8 +60,13 @@ export class KeyTracking {
     const tracking = new KeyTracking(reader, sink, sinkName, listener, commandTimeout);
     const down = (): void => tracking.#lost();
     const up = (): void => void tracking.#restore();
-    reader.onState({ up, down });
-    sink.onState({ up, down });
+    const end = (): void => {
+      tracking.#lost();
+      tracking.close();
+      listener.ended();
+    };
+    reader.onState({ up, down, end });
+    sink.onState({ up, down, end });
     await tracking.#restore();
     if (!tracking.#ready) {
       tracking.close();

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+
+/**
+ * latchkey's own connections (the waiters' subscriber, the two tracking connections) are
+ * duplicates of the user's client. A client that does not reconnect (`retryStrategy: () => null`,
+ * or ioredis giving up after a Sentinel failover) ends them for good when they drop: latchkey must
+ * replace them, not wait on dead connections forever.
+ */
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+
+describe("latchkey's own connections, ended for good, are replaced", () => {
+  it('a waiter is still woken by the release, and a deleted key is still told', async () => {
+    const noReconnect = { retryStrategy: () => null };
+    // Slow fallbacks: only a working subscription or tracking connection can tell in time.
+    const options = { watchdogTimeout: 60_000, fairWaiterTimeout: 60_000 };
+    const holder = server.lockClient(options, noReconnect);
+    const waiter = server.lockClient(options, noReconnect);
+    const admin = server.client();
+
+    const lease = await holder.getLock('ended:held').acquire();
+    const first = await holder.getLock('ended:a').acquire();
+    const next = waiter.getLock('ended:a');
+    const waiting = next.tryLock({ waitTime: 30_000 });
+    await sleep(300); // the waiter is subscribed, the holds are tracked
+
+    // Ends the waiter's subscriber and the holder's invalidation connection (type pubsub).
+    const killed = Number(await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub'));
+    assert.ok(killed >= 2, `killed ${killed} pub/sub connections`); // the waiter's subscriber, the holder's sink
+    await sleep(300);
+
+    const released = Date.now();
+    await first.release();
+    assert.equal(await waiting, true);
+    assert.ok(Date.now() - released < 2_000, `woken ${Date.now() - released} ms after the release`);
+    await next.unlock();
+
+    // The holder opens tracking again a few seconds later (the waiter opened its own when it got
+    // the lock); from then on a deletion is told at once.
+    const sinks = async (): Promise<number> =>
+      String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('name=latchkey-invalidations-').length - 1;
+    await eventually(async () => (await sinks()) === 2, 10_000, "the holder's new invalidation connection");
+    await sleep(500); // every hold read (tracked) again
+    const deleted = Date.now();
+    await admin.del('latchkey:{ended:held}:lock');
+    await eventually(() => lease.signal.aborted, 3_000, 'the loss told');
+    assert.ok(Date.now() - deleted < 3_000);
+  });
+});
