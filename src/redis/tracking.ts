@@ -76,11 +76,12 @@ export class KeyTracking {
   }
 
   /**
-   * Has Redis track `keys` from now on (resolves with how many exist): one multi-key read right after `CLIENT CACHING yes`
-   * (tracking is OPTIN). A script's reads are never what is tracked: Redis 7 tracks every key a
-   * script declares at each read command it runs, so a batch script read per key would cost
-   * Redis keys x reads (80 ms for 1,000 keys). A script sent right after this call, on the same
-   * connection, reads the keys as they are once tracked: nothing that changes them goes untold.
+   * Has Redis track `keys` from now on, and resolves with how many of them exist: one multi-key
+   * read right after `CLIENT CACHING yes` (tracking is OPTIN). A script's reads are never what is
+   * tracked: Redis 7.0 tracks every key a script declares at each read command it runs, so a
+   * batch script read per key would cost Redis keys x reads (80 ms for 1,000 keys). A script sent
+   * right after this call, on the same connection, reads the keys as they are once tracked:
+   * nothing that changes them goes untold.
    */
   track(keys: readonly string[]): Promise<number> {
     const caching = this.reader.command(['CLIENT', 'CACHING', 'YES']);
