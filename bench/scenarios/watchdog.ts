@@ -46,78 +46,49 @@ async function calls(admin: Redis): Promise<{ sent: number; plain: number; inner
 }
 
 /**
- * Counts from half a period after the first renewal round: that round loads the renewal script
- * (a NOSCRIPT reply, then the script itself, once per server and script), which is no cost per
+ * Counts from half a period after the first renewal round, on every node of `admins` (one
+ * connection to each; `held`: the locks each holds): that round loads the renewal script (a
+ * NOSCRIPT reply, then the script itself, once per server and script), which is no cost per
  * period; and half a period puts the window's ends between two rounds.
  */
 async function measure(
-  admin: Redis,
+  admins: readonly Redis[],
   library: string,
-  count: number,
+  held: readonly number[],
   periodMs: number,
   periods: number,
 ): Promise<WatchdogResult> {
   await sleep(periodMs * 1.5);
-  await admin.config('RESETSTAT');
+  await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
   await sleep(periodMs * periods);
-  const { sent, plain, inner } = await calls(admin);
+  const perNode = await Promise.all(admins.map(calls));
+  const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
   return {
     library,
-    locks: count,
+    locks: sum(held),
     periodMs,
-    commandsPerPeriod: sent / periods,
-    plainPerPeriod: plain / periods,
-    innerPerPeriod: inner / periods,
-    budget: Math.ceil(count / 1_000),
+    commandsPerPeriod: sum(perNode.map((node) => node.sent)) / periods,
+    plainPerPeriod: sum(perNode.map((node) => node.plain)) / periods,
+    innerPerPeriod: sum(perNode.map((node) => node.inner)) / periods,
+    budget: sum(held.map((locks) => Math.ceil(locks / 1_000))),
+    ...(admins.length > 1
+      ? { nodes: held.map((locks, i) => ({ locks, commandsPerPeriod: perNode[i]!.sent / periods })) }
+      : {}),
   };
-}
-
-/**
- * latchkey on a Redis Cluster: `count` locks, spread by name over the primaries (`admins`, one
- * connection to each), renewed by one client's watchdog. Counted per primary, as on one server.
- */
-export async function watchdogOnCluster(
-  cluster: Cluster,
-  admins: readonly Redis[],
-  count: number,
-  leaseMs: number,
-  periods: number,
-): Promise<WatchdogResult> {
-  const client = new LockClient(cluster, { watchdogTimeout: leaseMs });
-  try {
-    const locks = Array.from({ length: count }, (_, i) => client.getLock(`bench:held:${i}`));
-    await inChunks(locks, (lock) => lock.lock());
-    const held = await Promise.all(admins.map((admin) => admin.dbsize()));
-    const periodMs = leaseMs / 3;
-    await sleep(periodMs * 1.5);
-    await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
-    await sleep(periodMs * periods);
-    const perNode = await Promise.all(admins.map(calls));
-    await inChunks(locks, (lock) => lock.unlock());
-    const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
-    return {
-      library: 'latchkey Lock, Cluster',
-      locks: count,
-      periodMs,
-      commandsPerPeriod: sum(perNode.map((node) => node.sent)) / periods,
-      plainPerPeriod: sum(perNode.map((node) => node.plain)) / periods,
-      innerPerPeriod: sum(perNode.map((node) => node.inner)) / periods,
-      budget: sum(held.map((locks) => Math.ceil(locks / 1_000))),
-      nodes: held.map((locks, i) => ({ locks, commandsPerPeriod: perNode[i]!.sent / periods })),
-    };
-  } finally {
-    await client.shutdown();
-  }
 }
 
 async function inChunks<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < items.length; i += 500) await Promise.all(items.slice(i, i + 500).map(fn));
 }
 
-/** latchkey: `count` locks held by one client, renewed by its one watchdog every watchdogTimeout / 3. */
-async function latchkey(
-  redis: Redis,
-  admin: Redis,
+/**
+ * latchkey: `count` locks held by one client, renewed by its one watchdog every watchdogTimeout /
+ * 3, counted on every node of `admins` (a Cluster's locks spread over its primaries by name).
+ */
+async function latchkeyHolding(
+  redis: Redis | Cluster,
+  admins: readonly Redis[],
+  library: string,
   count: number,
   leaseMs: number,
   periods: number,
@@ -126,12 +97,36 @@ async function latchkey(
   try {
     const locks = Array.from({ length: count }, (_, i) => client.getLock(`bench:held:${i}`));
     await inChunks(locks, (lock) => lock.lock());
-    const result = await measure(admin, 'latchkey Lock', count, leaseMs / 3, periods);
+    // Only the held locks are keys of a Cluster's primaries here; one server holds them all.
+    const held = admins.length > 1 ? await Promise.all(admins.map((admin) => admin.dbsize())) : [count];
+    const result = await measure(admins, library, held, leaseMs / 3, periods);
     await inChunks(locks, (lock) => lock.unlock());
     return result;
   } finally {
     await client.shutdown();
   }
+}
+
+/** latchkey on a Redis Cluster: the same as on one server, counted per primary (`admins`). */
+export function watchdogOnCluster(
+  cluster: Cluster,
+  admins: readonly Redis[],
+  count: number,
+  leaseMs: number,
+  periods: number,
+): Promise<WatchdogResult> {
+  return latchkeyHolding(cluster, admins, 'latchkey Lock, Cluster', count, leaseMs, periods);
+}
+
+/** latchkey on one server. */
+function latchkey(
+  redis: Redis,
+  admin: Redis,
+  count: number,
+  leaseMs: number,
+  periods: number,
+): Promise<WatchdogResult> {
+  return latchkeyHolding(redis, [admin], 'latchkey Lock', count, leaseMs, periods);
 }
 
 /** redis-semaphore: `count` Mutexes with lockTimeout = lease, each refreshing itself (every 0.8 x lease). */
@@ -150,7 +145,7 @@ async function redisSemaphore(
     (_, i) => new Mutex(redis, `bench:held-rs:${i}`, { lockTimeout: leaseMs, onLockLost }),
   );
   await inChunks(mutexes, (mutex) => mutex.acquire());
-  const result = await measure(admin, 'redis-semaphore', count, leaseMs * 0.8, periods);
+  const result = await measure([admin], 'redis-semaphore', [count], leaseMs * 0.8, periods);
   await inChunks(mutexes, (mutex) => mutex.release().catch(() => undefined));
   if (lost > 0) process.stdout.write(`    redis-semaphore lost ${lost} of its ${count} locks (late refreshes)\n`);
   return result;
@@ -178,7 +173,7 @@ async function redlock(
     }),
   );
   await inside;
-  const result = await measure(admin, 'redlock', count, leaseMs - 500, periods);
+  const result = await measure([admin], 'redlock', [count], leaseMs - 500, periods);
   finish();
   await Promise.allSettled(routines);
   return result;

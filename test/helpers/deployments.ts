@@ -142,6 +142,18 @@ function trackIoredis<T extends Redis | Cluster>(client: T): T {
   return client;
 }
 
+/** Connects a node-redis client, Cluster or Sentinel (errors swallowed, destroyed after the file). */
+async function connectNodeRedis<T extends NodeRedisClient | NodeRedisCluster | NodeRedisSentinel>(
+  client: T,
+): Promise<T> {
+  client.on('error', noop);
+  cleanups.push(() => {
+    if (client.isOpen) void client.destroy();
+  });
+  await client.connect();
+  return client;
+}
+
 /**
  * A plain ioredis client to one server, with no Cluster or Sentinel routing (errors swallowed,
  * closed after the file): to see what one node holds, or to write to a demoted master.
@@ -517,10 +529,7 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
         rootNodes: live().map(({ url }) => ({ url })),
         ...options,
       }) as unknown as NodeRedisCluster;
-      client.on('error', noop);
-      cleanups.push(() => client.destroy());
-      await client.connect();
-      return client;
+      return connectNodeRedis(client);
     },
 
     async primaryOf(slotOrKey) {
@@ -863,10 +872,7 @@ export async function startSentinelGroup(): Promise<SentinelGroup> {
         sentinelRootNodes: sentinels.map(({ host, port }) => ({ host, port })),
         ...options,
       }) as unknown as NodeRedisSentinel;
-      client.on('error', noop);
-      cleanups.push(() => client.destroy());
-      await client.connect();
-      return client;
+      return connectNodeRedis(client);
     },
 
     async master() {
@@ -1044,12 +1050,7 @@ export async function startRestartableServer(extraArgs: readonly string[] = []):
         ...options,
         socket: { host: '127.0.0.1', port, ...options?.socket },
       }) as unknown as NodeRedisClient;
-      client.on('error', noop);
-      cleanups.push(() => {
-        if (client.isOpen) client.destroy();
-      });
-      await client.connect();
-      return client;
+      return connectNodeRedis(client);
     },
 
     kill: () => current.stop(true),
