@@ -98,7 +98,8 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
        * it) are subscribed on the new primary here. Either way messages meanwhile were lost.
        */
       const repair = async (slot: number): Promise<void> => {
-        await new Promise((resolve) => setTimeout(resolve, REFRESH_EVERY_MS));
+        // latchkey's own pause: it must not keep the process alive (shutdown may come meanwhile).
+        await new Promise((resolve) => setTimeout(resolve, REFRESH_EVERY_MS).unref());
         const connection = subscriber.slots[slot]?.master.pubSub?.client;
         if (connection?.isReady === false) {
           await refreshSubscriber(slot);
