@@ -45,7 +45,9 @@ test('the quick fault-injection suite (npm run faults -- --quick) passes', { tim
     scenarios = (JSON.parse(readFileSync(join(outDir, 'summary.json'), 'utf8')) as { scenarios: SummaryScenario[] })
       .scenarios;
   } catch {
-    assert.fail(`the suite wrote no summary (exit ${code}):\n${output}`);
+    // The end of the output first: a crash's stack is there, and a long message gets cut.
+    const lines = output.trimEnd().split('\n');
+    assert.fail(`the suite wrote no summary (exit ${code}); its last lines:\n${lines.slice(-40).join('\n')}`);
   }
   assert.ok(
     scenarios.some((s) => s.control),

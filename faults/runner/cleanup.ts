@@ -26,8 +26,18 @@ export async function cleanupAll(): Promise<void> {
   }
 }
 
-/** Ctrl-C or a kill: clean up, then exit with the conventional code. */
+/**
+ * Ctrl-C or a kill: clean up, then exit with the conventional code. An exception nothing caught
+ * (a bug of the runner's, or of latchkey in the runner's own clients) is printed with its stack,
+ * first, and cleaned up after too: a frozen server must not outlive the run.
+ */
 export function cleanupOnSignals(): void {
+  const crash = (error: unknown): void => {
+    process.stderr.write(`\nRUNNER CRASHED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    void cleanupAll().finally(() => process.exit(70));
+  };
+  process.once('uncaughtException', crash);
+  process.once('unhandledRejection', crash);
   for (const [signal, code] of [
     ['SIGINT', 130],
     ['SIGTERM', 143],
