@@ -1,4 +1,4 @@
-import type { Hold } from './engine/key-lock.js';
+import type { Hold } from './engine/lock-core.js';
 import type { Livenesses } from './engine/liveness.js';
 import type { LossWatch } from './engine/loss-watch.js';
 import type { Waiters } from './engine/waiters.js';

@@ -25,7 +25,7 @@ function noFaults(primitive: Primitive, quick: boolean, title: string): Scenario
 
 /**
  * Every section ends about when the watchdog renews it (lease 750 ms, renewed at ~250 ms; sections
- * 215-285 ms): each release races a renewal. A release must never look like a loss (issue 17, #6).
+ * 215-285 ms): each release races a renewal. A release must never look like a loss.
  */
 const renewRelease: Scenario = {
   name: 'renew-release',

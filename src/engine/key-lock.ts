@@ -3,25 +3,9 @@ import { listening, type LockKind } from '../diagnostics.js';
 import { LockNotHeldError, RedisUnavailableError } from '../errors.js';
 import { withTimeout } from '../redis/script-runner.js';
 import { acquire } from './acquire.js';
-import type { AcquireRequest, Grant, HeldLock, LockBackend, LockStatus, MemberCore } from './lock-core.js';
+import type { AcquireRequest, Grant, HeldLock, Hold, LockBackend, LockStatus, MemberCore } from './lock-core.js';
 import { provenUntil, type Liveness } from './liveness.js';
 import type { Renewal } from './watchdog.js';
-
-/** One owner's holds on one key. */
-export interface Hold {
-  count: number;
-  readonly owner: string;
-  /** Its entry in `ctx.holds`. */
-  readonly holdKey: string;
-  readonly liveness: Liveness;
-  readonly token: bigint | undefined;
-  /** When it was granted (local clock), for the hold time reported at the last release. */
-  readonly since: number;
-  /** Its place in the watchdog, while renewed. */
-  renewal: Renewal | undefined;
-  /** Stops server-pushed loss detection of it, while watched. */
-  unwatch: (() => void) | undefined;
-}
 
 /**
  * A lock kept under one Redis key (Lock, FairLock, SpinLock, FencedLock, either side of a

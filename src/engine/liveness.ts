@@ -193,8 +193,7 @@ export function followMembers(
       group.lose(`fewer than ${need} of its members are held`, lost);
       return;
     }
-    const proofs = alive.map((member) => member.validUntil).sort((a, b) => b - a);
-    group.reprove(proofs[need - 1]!);
+    group.reprove(groupProvenUntil(alive, need)!);
   };
   const follow = (member: Liveness): void => {
     followed.add(member);
@@ -207,6 +206,12 @@ export function followMembers(
     update();
   };
   return { add, stop: () => stops.forEach((stop) => stop()) };
+}
+
+/** Until when `need` of `members` are proven (the need-th latest proof); undefined when fewer are alive. */
+export function groupProvenUntil(members: readonly Liveness[], need: number): number | undefined {
+  const proofs = members.filter((member) => member.alive).map((member) => member.validUntil);
+  return proofs.sort((a, b) => b - a)[need - 1];
 }
 
 /**

@@ -2,6 +2,7 @@ import type { LockKind } from '../diagnostics.js';
 import type { LuaScript } from '../redis/connection.js';
 import type { Acquisition } from './acquire.js';
 import type { Liveness } from './liveness.js';
+import type { Renewal } from './watchdog.js';
 
 /** A lock's state as one read returns it. */
 export interface LockStatus {
@@ -63,6 +64,22 @@ export interface MemberCore extends LockCore {
   setLease(ownerId: string, leaseMs: number): Promise<boolean>;
   /** Stops renewing `ownerId`'s hold (its group was lost): what is left of it expires with its lease. */
   stopRenewing(ownerId: string): void;
+}
+
+/** One owner's holds on one key (KeyLock's record, in `ClientContext.holds`). */
+export interface Hold {
+  count: number;
+  readonly owner: string;
+  /** Its entry in `ctx.holds`. */
+  readonly holdKey: string;
+  readonly liveness: Liveness;
+  readonly token: bigint | undefined;
+  /** When it was granted (local clock), for the hold time reported at the last release. */
+  readonly since: number;
+  /** Its place in the watchdog, while renewed. */
+  renewal: Renewal | undefined;
+  /** Stops server-pushed loss detection of it, while watched. */
+  unwatch: (() => void) | undefined;
 }
 
 /** What an acquisition was granted: from when (local time before the grant) and until when it is proven. */

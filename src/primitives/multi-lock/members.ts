@@ -1,5 +1,6 @@
 import type { LockStatus, MemberCore } from '../../engine/lock-core.js';
 import { coreOf } from '../../engine/lock-handle.js';
+import { followMembers, type Liveness } from '../../engine/liveness.js';
 
 /** A MultiLock's members: which locks may be members, members that answer late, and how long one lock() attempt waits for them. */
 
@@ -46,6 +47,51 @@ export class LateMembers {
     this.#join = undefined;
     return left;
   }
+}
+
+/** One owner's hold on the group. Re-entry only counts up locally: the members are already held. */
+export interface GroupHold {
+  count: number;
+  /** Positions of the members held; grows when late members join. */
+  readonly taken: number[];
+  readonly liveness: Liveness;
+  /** Stops the group following its members, and turns late members away. */
+  readonly close: () => void;
+  readonly since: number;
+}
+
+/**
+ * The hold of `ownerId` on a group whose members at `taken` it holds: the group's `liveness`
+ * follows theirs (`memberLivenesses`), a lost group stops renewing its members (as for a single
+ * lock, what is left of it expires), and late members join it.
+ */
+export function holdGroup(
+  group: {
+    readonly members: readonly MemberCore[];
+    readonly ownerId: string;
+    readonly taken: number[];
+    readonly need: number;
+    readonly late: LateMembers;
+  },
+  liveness: Liveness,
+  memberLivenesses: readonly Liveness[],
+): GroupHold {
+  const { members, ownerId, taken, need, late } = group;
+  const follow = followMembers(liveness, memberLivenesses, need);
+  liveness.watch(() => {
+    if (liveness.lostError) for (const index of taken) members[index]!.stopRenewing(ownerId);
+  });
+  late.attach((index) => {
+    const member = members[index]!.livenessOf(ownerId);
+    if (!member) return;
+    taken.push(index);
+    follow.add(member);
+  });
+  const close = (): void => {
+    late.close();
+    follow.stop();
+  };
+  return { count: 1, taken, liveness, close, since: Date.now() };
 }
 
 /** `"name" #index: reason` for error messages. */

@@ -3,7 +3,7 @@ import { listening } from '../../diagnostics.js';
 import { fanOut } from '../../engine/fan-out.js';
 import type { AcquireRequest, HeldLock, LockCore, LockStatus, MemberCore } from '../../engine/lock-core.js';
 import { LockHandle } from '../../engine/lock-handle.js';
-import { followMembers, type Liveness } from '../../engine/liveness.js';
+import { groupProvenUntil } from '../../engine/liveness.js';
 import { sleep } from '../../engine/timers.js';
 import {
   LockLostError,
@@ -15,21 +15,19 @@ import {
 import type { Lock } from '../../lock.js';
 import { randomId } from '../../owner.js';
 import { attemptAll, type IndexedMemberFailure } from './attempt.js';
-import { attemptWait, describeFailures, groups, LateMembers, quorumOf, toMembers } from './members.js';
+import {
+  attemptWait,
+  describeFailures,
+  groups,
+  holdGroup,
+  LateMembers,
+  quorumOf,
+  toMembers,
+  type GroupHold,
+} from './members.js';
 
 /** `MultiLock`: every member; `RedLock`: a majority. */
 export type MultiLockKind = 'MultiLock' | 'RedLock';
-
-/** One owner's hold on the group. Re-entry only counts up locally: the members are already held. */
-interface GroupHold {
-  count: number;
-  /** Positions of the members held; grows when late members join. */
-  readonly taken: number[];
-  readonly liveness: Liveness;
-  /** Stops the group following its members, and turns late members away. */
-  readonly close: () => void;
-  readonly since: number;
-}
 
 /**
  * A lock over several member locks, each possibly on its own independent Redis server (Redisson's
@@ -133,18 +131,14 @@ class MultiLockCore implements LockCore {
     late: LateMembers,
   ): Promise<HeldLock | undefined> {
     if (leaseTime !== undefined && memberLease !== leaseTime) {
-      const outcomes = await fanOut(taken, (index) => this.members[index]!.setLease(ownerId, leaseTime));
-      const failed = taken.filter((_, i) => !(outcomes[i]?.ok && outcomes[i].value));
+      const { values } = await this.#onMembers((member) => member.setLease(ownerId, leaseTime), taken);
+      const failed = taken.filter((index) => values.get(index) !== true);
       await this.#releaseMembers(ownerId, failed);
       for (const index of failed) failures.push({ index, name: this.members[index]!.name, reason: 'error' });
       taken.splice(0, taken.length, ...taken.filter((index) => !failed.includes(index)));
     }
     const livenesses = taken.flatMap((index) => this.members[index]!.livenessOf(ownerId) ?? []);
-    const proofs = livenesses
-      .filter((l) => l.alive)
-      .map((l) => l.validUntil)
-      .sort((a, b) => b - a);
-    const validUntil = proofs[this.#need - 1];
+    const validUntil = groupProvenUntil(livenesses, this.#need);
     if (validUntil === undefined || validUntil <= Date.now()) return undefined;
     const owner = `${this.ctx.clientId}:${ownerId}`;
     const liveness = this.ctx.livenesses.create(
@@ -152,22 +146,7 @@ class MultiLockCore implements LockCore {
       validUntil,
       'its members could not be proven held before their leases ran out',
     );
-    const follow = followMembers(liveness, livenesses, this.#need);
-    // As for a single lock, a lost lock is no longer renewed: what is left of it expires.
-    liveness.watch(() => {
-      if (liveness.lostError) for (const index of taken) this.members[index]!.stopRenewing(ownerId);
-    });
-    const close = (): void => {
-      late.close();
-      follow.stop();
-    };
-    const hold: GroupHold = { count: 1, taken, liveness, close, since: Date.now() };
-    late.attach((index) => {
-      const member = this.members[index]!.livenessOf(ownerId);
-      if (!member) return;
-      taken.push(index);
-      follow.add(member);
-    });
+    const hold = holdGroup({ members: this.members, ownerId, taken, need: this.#need, late }, liveness, livenesses);
     this.#held.set(ownerId, hold);
     listening('acquire')?.publish({
       name: this.name,
@@ -209,32 +188,40 @@ class MultiLockCore implements LockCore {
     throw new MemberReleaseError(`Released ${this.name} except: ${describeFailures(failures)}`, failures);
   }
 
-  /** Releases one hold of each member at `indexes`, in parallel; returns those that failed. */
-  async #releaseMembers(ownerId: string, indexes: readonly number[]): Promise<MemberReleaseFailure[]> {
-    const outcomes = await fanOut(indexes, (index) => this.members[index]!.release(ownerId));
+  /**
+   * Calls the members at `indexes` (default: all) at once: the values by member index, and the
+   * failures in index order; a member not held (any more) failed as `not-held`.
+   */
+  async #onMembers<T>(
+    call: (member: MemberCore) => Promise<T>,
+    indexes: readonly number[] = this.members.map((_, index) => index),
+  ): Promise<{ values: Map<number, T>; failures: MemberReleaseFailure[] }> {
+    const outcomes = await fanOut(indexes, (index) => call(this.members[index]!));
+    const values = new Map<number, T>();
     const failures: MemberReleaseFailure[] = [];
     outcomes.forEach((outcome, i) => {
-      if (!outcome || outcome.ok) return;
       const index = indexes[i]!;
-      const { name } = this.members[index]!;
-      const notHeld = outcome.error instanceof LockNotHeldError || outcome.error instanceof LockLostError;
-      failures.push({ index, name, reason: notHeld ? 'not-held' : outcome.reason, error: outcome.error });
+      if (outcome?.ok) return void values.set(index, outcome.value);
+      const error = outcome?.error;
+      const notHeld = error instanceof LockNotHeldError || error instanceof LockLostError;
+      const reason = notHeld ? 'not-held' : (outcome?.reason ?? 'timeout');
+      failures.push({ index, name: this.members[index]!.name, reason, error });
     });
-    return failures.sort((a, b) => a.index - b.index);
+    return { values, failures };
+  }
+
+  /** Releases one hold of each member at `indexes`, in parallel; returns those that failed. */
+  async #releaseMembers(ownerId: string, indexes: readonly number[]): Promise<MemberReleaseFailure[]> {
+    return (await this.#onMembers((member) => member.release(ownerId), indexes)).failures;
   }
 
   /** Deletes every member whoever holds it, in parallel; true when at least one was locked. */
   async forceUnlock(): Promise<boolean> {
     this.ctx.assertOpen();
-    const outcomes = await fanOut(this.members, (member) => member.forceUnlock());
-    const failures: MemberReleaseFailure[] = [];
-    outcomes.forEach((outcome, index) => {
-      if (outcome && !outcome.ok)
-        failures.push({ index, name: this.members[index]!.name, reason: outcome.reason, error: outcome.error });
-    });
+    const { values, failures } = await this.#onMembers((member) => member.forceUnlock());
     if (failures.length > 0)
       throw new MemberReleaseError(`Could not force-unlock ${this.name}: ${describeFailures(failures)}`, failures);
-    return outcomes.some((outcome) => outcome?.ok && outcome.value);
+    return [...values.values()].some(Boolean);
   }
 
   /**
@@ -244,17 +231,13 @@ class MultiLockCore implements LockCore {
    */
   async status(ownerId: string): Promise<LockStatus> {
     this.ctx.assertOpen();
-    const outcomes = await fanOut(this.members, (member) => member.status(ownerId));
-    const statuses: LockStatus[] = [];
-    const failures: IndexedMemberFailure[] = [];
-    outcomes.forEach((outcome, index) => {
-      if (outcome?.ok) statuses.push(outcome.value);
-      else failures.push({ index, name: this.members[index]!.name, reason: 'error', error: outcome?.error });
-    });
+    const { values, failures } = await this.#onMembers((member) => member.status(ownerId));
     if (failures.length > this.#failureLimit) {
-      throw new QuorumError(`Could not read ${this.name}: ${describeFailures(failures)}`, failures);
+      // A status read fails only by timeout or error: never `not-held`.
+      const unread = failures as IndexedMemberFailure[];
+      throw new QuorumError(`Could not read ${this.name}: ${describeFailures(unread)}`, unread);
     }
-    const { locked, held, ttl } = quorumOf(statuses, this.#need);
+    const { locked, held, ttl } = quorumOf([...values.values()], this.#need);
     return { locked, holds: held ? (this.#held.get(ownerId)?.count ?? 1) : 0, ttl };
   }
 
