@@ -33,7 +33,9 @@ export async function cleanupAll(): Promise<void> {
  */
 export function cleanupOnSignals(): void {
   const crash = (error: unknown): void => {
-    process.stderr.write(`\nRUNNER CRASHED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `\nRUNNER CRASHED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     void cleanupAll().finally(() => process.exit(70));
   };
   process.once('uncaughtException', crash);

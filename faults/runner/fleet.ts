@@ -48,21 +48,22 @@ export class Fleet {
   /** Configures `configs.length` workers for a scenario and waits until each is ready. */
   async begin(configs: readonly WorkerConfig[], register: Register, history: History, logPath: string): Promise<void> {
     this.#session = { register, history, log: createWriteStream(logPath) };
-    for (const worker of this.#pool)
-      if (worker.child.exitCode !== null || worker.child.signalCode !== null) this.#replace(worker);
+    for (const worker of this.#pool) if (exited(worker)) this.#replace(worker);
     while (this.#pool.length < configs.length) this.#pool.push(this.#spawn(this.#pool.length));
     this.#active = this.#pool.slice(0, configs.length);
     for (const [i, config] of configs.entries()) {
       const worker = this.#active[i]!;
       worker.seen.clear();
       worker.waiting.clear();
-      worker.child.send({ type: 'config', config } satisfies ToWorker);
+      this.#send(worker, { type: 'config', config });
     }
     await this.#all('ready', 30_000);
+    const dead = this.#active.find((w) => !w.seen.has('ready'));
+    if (dead) throw new Error(`worker ${dead.index} exited before it was ready`);
   }
 
   start(): void {
-    for (const worker of this.#active) worker.child.send({ type: 'start' } satisfies ToWorker);
+    for (const worker of this.#active) this.#send(worker, { type: 'start' });
   }
 
   freeze(worker: Worker): void {
@@ -78,15 +79,14 @@ export class Fleet {
   /** Ends every task; resolves with the workers that did not drain within `ms` (they hang). */
   async stop(ms: number): Promise<number[]> {
     for (const worker of this.#active) if (worker.frozen) this.thaw(worker);
-    for (const worker of this.#active) worker.child.send({ type: 'stop' } satisfies ToWorker);
+    for (const worker of this.#active) this.#send(worker, { type: 'stop' });
     await this.#all('drained', ms).catch(() => undefined);
     return this.#active.filter((w) => !w.seen.has('drained')).map((w) => w.index);
   }
 
   /** Shuts the workers' clients down; a worker not done within `ms` is replaced by a fresh one. */
   async end(ms: number): Promise<void> {
-    for (const worker of this.#active)
-      if (worker.child.connected) worker.child.send({ type: 'shutdown' } satisfies ToWorker);
+    for (const worker of this.#active) this.#send(worker, { type: 'shutdown' });
     await this.#all('closed', ms).catch(() => undefined);
     // A worker that hung or did not close may still run old tasks: never reuse it.
     for (const worker of this.#active)
@@ -109,8 +109,25 @@ export class Fleet {
     child.stdout?.on('data', toLog);
     child.stderr?.on('data', toLog);
     child.on('message', (message: FromWorker) => this.#onMessage(worker, message));
-    child.on('exit', () => this.#wake());
+    // A worker that dies mid-scenario fails it (it cannot drain when told); the history says how.
+    child.on('exit', (code, signal) => {
+      if (this.#active.includes(worker) && !worker.seen.has('closed'))
+        this.#session?.history.add({
+          t: now(),
+          ev: 'note',
+          text: `worker ${index} exited (${signal ?? `code ${code}`})`,
+        });
+      this.#wake();
+    });
+    child.on('error', (error) => {
+      this.#session?.history.add({ t: now(), ev: 'note', text: `worker ${index}: ${error.message}` });
+    });
     return worker;
+  }
+
+  /** Sends to a worker still connected; one that died is found by `#all` (it never answers). */
+  #send(worker: Worker, message: ToWorker): void {
+    if (worker.child.connected) worker.child.send(message);
   }
 
   #replace(worker: Worker): void {
@@ -123,7 +140,7 @@ export class Fleet {
     if (!session) return;
     if (message.type === 'call') {
       const reply = session.register.call(worker.index, message.call);
-      if (worker.child.connected) worker.child.send({ type: 'reply', id: message.id, reply } satisfies ToWorker);
+      this.#send(worker, { type: 'reply', id: message.id, reply });
       return;
     }
     if (message.type === 'event') {
@@ -141,13 +158,11 @@ export class Fleet {
     for (const wake of [...this.#wakers]) wake();
   }
 
-  /** Resolves once every active worker sent `type`; rejects after `ms` or when one exits first. */
+  /** Resolves once every active worker sent `type` or exited (a dead one never will); rejects after `ms`. */
   #all(type: string, ms: number): Promise<void> {
     return new Promise((resolve, reject) => {
       const check = (): void => {
-        if (this.#active.every((w) => w.seen.has(type))) return finish(resolve);
-        const gone = this.#active.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
-        if (gone) finish(() => reject(new Error(`worker ${gone.index} exited before '${type}'`)));
+        if (this.#active.every((w) => w.seen.has(type) || exited(w))) finish(resolve);
       };
       const timer = setTimeout(() => finish(() => reject(new Error(`workers not '${type}' within ${ms} ms`))), ms);
       const finish = (settle: () => void): void => {
@@ -159,4 +174,8 @@ export class Fleet {
       check();
     });
   }
+}
+
+function exited(worker: Worker): boolean {
+  return worker.child.exitCode !== null || worker.child.signalCode !== null;
 }

@@ -5,6 +5,7 @@
  * `const orders = locks.getLock('orders')` is shared by concurrent requests), and reports every
  * section to the runner's register. It never decides pass or fail: the runner's checker does.
  */
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { LockClient, type Lock } from '../../src/index.js';
@@ -33,7 +34,10 @@ class Session {
   #running: Promise<unknown> | undefined;
   #unwatch = (): void => undefined;
 
-  constructor(readonly config: WorkerConfig) {}
+  constructor(readonly config: WorkerConfig) {
+    // Every task waits with this one signal (12 at once in renew-release): not a leak.
+    setMaxListeners(1_000, this.#stop.signal);
+  }
 
   async open(): Promise<void> {
     const { config } = this;
