@@ -207,7 +207,7 @@ class MultiLockCore implements LockCore {
       const reason = notHeld ? 'not-held' : (outcome?.reason ?? 'timeout');
       failures.push({ index, name: this.members[index]!.name, reason, error });
     });
-    return { values, failures };
+    return { values, failures: failures.sort((a, b) => a.index - b.index) };
   }
 
   /** Releases one hold of each member at `indexes`, in parallel; returns those that failed. */
