@@ -52,6 +52,11 @@ async function holderAndWaiters(
 async function handOverToAll(lease: LockLease, waits: Promise<boolean>[], handles: Lock[]): Promise<void> {
   assert.equal(lease.signal.aborted, false, `the holder lost its lock: ${String(lease.signal.reason)}`);
   await lease.release();
+  await inTurn(waits, handles);
+}
+
+/** Each waiter that got the lock holds it a moment and lets it go: one at a time, each once. */
+async function inTurn(waits: Promise<boolean>[], handles: Lock[]): Promise<void> {
   let inside = false;
   await Promise.all(
     waits.map(async (waiting, i) => {
@@ -104,6 +109,37 @@ describe('a Cluster through failover, migration and a killed primary', { concurr
       // Past a renewal on the new node (the renewal batch finds the key moved and renews it there).
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       await handOverToAll(lease, waits, handles);
+    });
+  }
+
+  for (const [name, make] of Object.entries(clients)) {
+    it(`${name}: a release, an attempt and a queue while the slot stops halfway through its migration`, async () => {
+      const primaries = await cluster.primaries();
+      const lock = await cluster.nameOn(primaries[0]!, `halfway:${name}`);
+      const { lease, waits, handles } = await holderAndWaiters(make, lock, 2);
+      const late = (await make()).getLock(lock);
+      let released: Promise<void> | undefined;
+      // The keys move one at a time, and the slot stays as it is a while before the first and the
+      // second: scripts that run then find the slot migrating with the keys on the source, then
+      // split between the two nodes. A script that wrote before failing there would leave the
+      // lock deleted and not handed over (a release) or a queue half updated (an attempt).
+      await cluster.migrateSlot(slotOf(lock), primaries[1]!, {
+        batch: 1,
+        beforeBatch: async (moved) => {
+          if (moved === 0) {
+            assert.equal(lease.signal.aborted, false, `the holder lost its lock: ${String(lease.signal.reason)}`);
+            released = lease.release();
+            released.catch(() => undefined); // awaited below
+            const attempt = late.tryLock({ waitTime: 30_000 });
+            attempt.catch(() => undefined); // awaited by inTurn
+            waits.push(attempt);
+            handles.push(late);
+          }
+          if (moved <= 1) await new Promise((resolve) => setTimeout(resolve, 500));
+        },
+      });
+      await released;
+      await inTurn(waits, handles);
     });
   }
 

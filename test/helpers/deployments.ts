@@ -290,7 +290,15 @@ export interface ReplicatedCluster {
    * the source and the other primaries. Clients may keep writing meanwhile (they get ASK,
    * TRYAGAIN and MOVED). Resolves once every live node agrees and the cluster is ok.
    */
-  migrateSlot(slot: number, to: ClusterNode, options?: { batch?: number }): Promise<SlotMigration>;
+  migrateSlot(
+    slot: number,
+    to: ClusterNode,
+    options?: {
+      batch?: number;
+      /** Awaited before each MIGRATE (`moved`: keys moved so far): holds the slot mid-migration. */
+      beforeBatch?: (moved: number) => Promise<void>;
+    },
+  ): Promise<SlotMigration>;
   /** Waits until every live node agrees on the topology, says cluster_state:ok, replicas in sync. */
   settled(ms?: number): Promise<void>;
 }
@@ -601,7 +609,7 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
       return { slot, from, to, ms: Date.now() - started };
     },
 
-    async migrateSlot(slot, to, { batch = 100 } = {}) {
+    async migrateSlot(slot, to, { batch = 100, beforeBatch } = {}) {
       const from = await cluster.primaryOf(slot);
       const started = Date.now();
       if (from.id === to.id) return { slot, from, to, keys: 0, ms: 0 };
@@ -616,6 +624,7 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
       for (;;) {
         const batchKeys = (await admin.callBuffer(from.port, 'CLUSTER', 'GETKEYSINSLOT', slot, batch)) as Buffer[];
         if (batchKeys.length === 0) break;
+        await beforeBatch?.(keys);
         // NOKEY: every key of the batch expired or was deleted meanwhile. BUSYKEY would mean the key
         // is on both nodes, which ASK routing rules out: fail loudly rather than REPLACE blindly.
         const reply = await admin.call(from.port, 'MIGRATE', to.host, to.port, '', 0, 10_000, 'KEYS', ...batchKeys);

@@ -10,6 +10,8 @@ KEYS[3]  the per-name counter of earlier versions: if present, the slot's counte
          and it is deleted, so that tokens never go back
 ARGV[1]  owner id ("<client id>:<owner id>")
 Returns  the token as a decimal string; nil when the owner does not hold the lock (any more) ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return nil
 end

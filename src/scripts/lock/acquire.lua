@@ -19,10 +19,11 @@ ARGV[5]  to queue: the wait id
 ARGV[6]  to queue: the ticket of this attempt
 Returns  nil when acquired; otherwise ms worth waiting before trying again: the holder's remaining
          TTL, or when the lock is free, until the head's place lapses ]]
+--!include lib/settled-slot.lua
 local owner = ARGV[1]
 local queue, waiters = KEYS[1] .. ':queue', KEYS[1] .. ':waiters'
--- Fast path: no lock and no waiter at all.
-if redis.call('exists', KEYS[1], waiters) == 0 then
+-- Fast path: no lock and no waiter at all. The check also stops the call while the slot migrates.
+if existsInSettledSlot(waiters) == 0 then
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
   return nil

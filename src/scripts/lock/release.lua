@@ -9,6 +9,8 @@ ARGV[1]  owner id
 ARGV[2]  the owner's holds as the caller knows them (before this release)
 ARGV[3]  how long the marker is kept, in ms
 Returns  -1 when the owner holds nothing; otherwise the holds left (0: freed or handed over) ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 --!include lib/lock-hand-over.lua
 local holds = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 local marker = KEYS[1] .. ':released:' .. ARGV[1]

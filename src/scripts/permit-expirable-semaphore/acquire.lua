@@ -8,6 +8,8 @@ ARGV[1]  channel
 ARGV[2]  permit id (random, unguessable; one per acquisition)
 ARGV[3]  lease in ms, or "" for a permit held until released
 Returns  nil when acquired; otherwise ms until the next lease runs out, or -1 when none will ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 --!include lib/expirable-leases.lua
 if redis.call('zscore', KEYS[2], ARGV[2]) then
   return nil

@@ -6,6 +6,8 @@ KEYS[3]  marker of this call
 ARGV[1]  channel waiting writers listen on
 ARGV[2]  how long the marker is kept, in ms
 Returns  1 when a live reader was dropped, 0 when there was none ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 --!include lib/rw-readers.lua
 if redis.call('exists', KEYS[3]) == 1 then
   return 1

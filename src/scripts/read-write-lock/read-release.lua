@@ -11,6 +11,8 @@ ARGV[2]  channel waiting writers listen on
 ARGV[3]  the owner's read holds as the caller knows them, or "all"
 ARGV[4]  how long the marker is kept, in ms
 Returns  -1 when the owner holds no live read hold; otherwise its read holds left ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 --!include lib/rw-readers.lua
 local now = serverNow()
 local expiry = tonumber(redis.call('hget', KEYS[2], 't:' .. ARGV[1]) or '0')

@@ -8,6 +8,8 @@ ARGV[1]  channel waiting readers listen on
 ARGV[2]  channel waiting writers listen on
 ARGV[3]  how long the marker is kept, in ms
 Returns  1 when a write lock was deleted, 0 when there was none ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 --!include lib/rw-readers.lua
 if redis.call('exists', KEYS[3]) == 1 then
   return 1

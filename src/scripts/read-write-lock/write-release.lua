@@ -11,6 +11,8 @@ ARGV[3]  channel waiting writers listen on
 ARGV[4]  the owner's write holds as the caller knows them, or "all"
 ARGV[5]  how long the marker is kept, in ms
 Returns  -1 when the owner holds no write hold; otherwise its write holds left (0: freed) ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 --!include lib/rw-readers.lua
 local holds = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 if not holds then

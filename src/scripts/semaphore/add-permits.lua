@@ -7,6 +7,8 @@ ARGV[1]  permits to add (integer, may be negative)
 ARGV[2]  channel: when permits were added and some are free, wakes one waiter per freed permit
 ARGV[3]  how long the marker is kept, in ms
 Returns  the available count afterwards ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 --!include lib/once.lua
 local done = remembered()
 if done then

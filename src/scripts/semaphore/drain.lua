@@ -4,6 +4,8 @@ KEYS[1]  permits: string, the available count (no TTL)
 KEYS[2]  this call's marker
 ARGV[1]  how long the marker is kept, in ms
 Returns  the number of permits taken (0 when none was available) ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 --!include lib/once.lua
 local done = remembered()
 if done then

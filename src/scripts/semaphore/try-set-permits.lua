@@ -6,6 +6,8 @@ ARGV[1]  permits (integer >= 0)
 ARGV[2]  channel: wakes one waiter per permit set
 ARGV[3]  how long the marker is kept, in ms
 Returns  1 when set, 0 when the semaphore already had a count ]]
+--!include lib/settled-slot.lua
+existsInSettledSlot()
 --!include lib/once.lua
 local done = remembered()
 if done then
