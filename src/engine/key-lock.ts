@@ -72,6 +72,7 @@ export class KeyLock implements MemberCore {
     const hold: Hold = {
       count: 1,
       owner,
+      id: String(++holdsMade),
       holdKey,
       liveness,
       token: grant.token,
@@ -176,7 +177,7 @@ export class KeyLock implements MemberCore {
       this.#forget(hold);
       // Lost as far as this process can prove; should Redis still hold it, let it go at once.
       const until = Date.now() + this.ctx.options.commandTimeout;
-      this.backend.release(owner, hold.count, until).catch(() => undefined);
+      this.backend.release(owner, hold.id, hold.count, until).catch(() => undefined);
       throw lost;
     }
     const final = hold.count === 1;
@@ -187,7 +188,7 @@ export class KeyLock implements MemberCore {
     const until = final ? soon : Math.max(hold.liveness.validUntil, soon);
     let left: number;
     try {
-      left = await this.backend.release(owner, hold.count, until);
+      left = await this.backend.release(owner, hold.id, hold.count, until);
     } catch (error) {
       // Never learned. A last hold expires with its lease (nobody renews it now); one that leaves
       // holds behind cannot be counted on any more.
@@ -217,7 +218,7 @@ export class KeyLock implements MemberCore {
     void this.ctx.serially(hold.holdKey, () => {
       const until = Math.max(hold.liveness.validUntil, Date.now() + this.ctx.options.commandTimeout);
       const settled = this.backend
-        .release(hold.owner, holds, until)
+        .release(hold.owner, hold.id, holds, until)
         .catch((error: unknown) => hold.liveness.lose('its hold count could not be confirmed', error));
       return { result: settled, settled };
     });
@@ -272,6 +273,9 @@ export class KeyLock implements MemberCore {
     return this.backend.status(this.#who(ownerId).owner);
   }
 }
+
+/** Hold ids: unique in the process, and owners (with their client id) are unique across processes. */
+let holdsMade = 0;
 
 /** The lease of a lock the watchdog keeps: watchdogTimeout, but no longer than maxLeaseTime. */
 export function watchdogLease(ctx: ClientContext): number {

@@ -70,6 +70,8 @@ export interface MemberCore extends LockCore {
 export interface Hold {
   count: number;
   readonly owner: string;
+  /** Names this hold among the owner's (a scope's owner holds a lock many times over): see LockBackend.release. */
+  readonly id: string;
   /** Its entry in `ctx.holds`. */
   readonly holdKey: string;
   readonly liveness: Liveness;
@@ -112,8 +114,11 @@ export interface LockBackend {
   begin(owner: string, leaseMs: number): Acquisition<Grant>;
   /** `owner` holds `holds`: take one more and set the lease; null when it holds none any more. */
   reenter(owner: string, holds: number, leaseMs: number, until: number): Promise<Grant | null>;
-  /** `owner` holds `holds`: give one back; the holds left, or -1 when it holds none. */
-  release(owner: string, holds: number, until: number): Promise<number>;
+  /**
+   * `owner` holds `holds` under hold `holdId`: give one back; the holds left, or -1 when it holds
+   * none. A repeat after the last one answers 0 only for the same hold.
+   */
+  release(owner: string, holdId: string, holds: number, until: number): Promise<number>;
   forceUnlock(): Promise<boolean>;
   status(owner: string): Promise<LockStatus>;
 }

@@ -91,13 +91,17 @@ function side(
   };
 }
 
+/** The hold id an abandoned acquisition releases under: it had no hold, so no later release matches it. */
+const GIVEN_UP = 'given-up';
+
 function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
   const { run } = ctx;
   const both = [k.write, k.read];
-  const release = (owner: string, holds: number | 'all', until: number): Promise<number> => {
+  const release = (owner: string, holdId: string, holds: number | 'all', until: number): Promise<number> => {
     const keep = Math.max(0, until - Date.now()) + ctx.options.commandTimeout;
     const keys = [...both, k.released('read', owner)];
-    return runUntilKnown(run, readWriteLockReadRelease, keys, [owner, k.writeChannel, holds, keep], until).then(Number);
+    const args = [owner, k.writeChannel, holds, keep, holdId];
+    return runUntilKnown(run, readWriteLockReadRelease, keys, args, until).then(Number);
   };
   return {
     ...side(ctx, k, 'read', name),
@@ -119,7 +123,7 @@ function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
           );
         },
         async giveUp() {
-          await release(owner, 'all', Date.now() + ctx.options.commandTimeout);
+          await release(owner, GIVEN_UP, 'all', Date.now() + ctx.options.commandTimeout);
         },
       };
     },
@@ -138,10 +142,10 @@ function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
 function writeBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
   const { run } = ctx;
   const both = [k.write, k.read];
-  const release = (owner: string, holds: number | 'all', until: number): Promise<number> => {
+  const release = (owner: string, holdId: string, holds: number | 'all', until: number): Promise<number> => {
     const keep = Math.max(0, until - Date.now()) + ctx.options.commandTimeout;
     const keys = [...both, k.released('write', owner)];
-    const args = [owner, k.readChannel, k.writeChannel, holds, keep];
+    const args = [owner, k.readChannel, k.writeChannel, holds, keep, holdId];
     return runUntilKnown(run, readWriteLockWriteRelease, keys, args, until).then(Number);
   };
   return {
@@ -161,7 +165,7 @@ function writeBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend 
           return attemptReply(await run(readWriteLockWriteAcquire, both, [owner, leaseMs], deadline), sentAt, leaseMs);
         },
         async giveUp() {
-          await release(owner, 'all', Date.now() + ctx.options.commandTimeout);
+          await release(owner, GIVEN_UP, 'all', Date.now() + ctx.options.commandTimeout);
         },
       };
     },

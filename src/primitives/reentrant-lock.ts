@@ -74,10 +74,10 @@ export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, st
       const reply = await runUntilKnown(run, lockReenter, [keys.hash], [owner, holds, leaseMs], until);
       return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
     },
-    async release(owner, holds, until) {
+    async release(owner, holdId, holds, until) {
       // The marker must outlive every repeat of this call: they all run before `until`.
       const keep = Math.max(0, until - Date.now()) + commandTimeout;
-      const args = [owner, holds, keep];
+      const args = [owner, holds, keep, holdId];
       return Number(await runUntilKnown(run, lockRelease, lockKey, args, until));
     },
     async forceUnlock() {

@@ -97,6 +97,18 @@ describe('Lock: ownership and re-entrancy', () => {
     assert.equal(await other.forceUnlock(), false);
     assert.equal(await holder.isLocked(), false);
   });
+
+  it('an owner whose second hold was forced open hears it lost, not the first release remembered', async () => {
+    const locks = server.lockClient();
+    const lock = locks.getLock('forced-again');
+    await locks.scope(async () => {
+      await lock.lock();
+      await lock.unlock(); // leaves the release's marker behind, for repeats of that release
+      await lock.lock(); // the same owner, a new hold
+      assert.equal(await server.lockClient().getLock('forced-again').forceUnlock(), true);
+      await assert.rejects(lock.unlock(), LockLostError);
+    });
+  });
 });
 
 describe('Lock: leases', () => {

@@ -275,6 +275,20 @@ describe('ReadWriteLock: force, abort, keys, input', () => {
     await holder.readLock().unlock();
   });
 
+  for (const side of ['readLock', 'writeLock'] as const) {
+    it(`${side}: an owner whose second hold was forced open hears it lost, not the first release remembered`, async () => {
+      const locks = server.lockClient();
+      const lock = locks.getReadWriteLock(`forced-again-${side}`)[side]();
+      await locks.scope(async () => {
+        await lock.lock();
+        await lock.unlock(); // leaves the release's marker behind, for repeats of that release
+        await lock.lock(); // the same owner, a new hold
+        assert.equal(await server.lockClient().getReadWriteLock(`forced-again-${side}`)[side]().forceUnlock(), true);
+        await assert.rejects(lock.unlock(), LockLostError);
+      });
+    });
+  }
+
   it('abort stops a waiting reader and leaves nothing held', async () => {
     const writer = server.lockClient().getReadWriteLock('abort');
     const reader = server.lockClient().getReadWriteLock('abort');
