@@ -95,10 +95,11 @@ export class LossWatch {
   ): Promise<ScriptReply> {
     const tracking = this.#tracking?.ready ? this.#tracking : undefined;
     if (!tracking) return this.fallback(script, keys.slice(0, 1), args, deadline);
-    const renewing = tracking.run(script, keys.slice(0, 1), args, deadline);
-    const tracked = tracking.track(keys);
-    const reply = await renewing;
-    const existing = await tracked.catch(() => -1);
+    // Both sent at once; both answered, or failed, before this goes on (neither left unhandled).
+    const [reply, existing] = await Promise.all([
+      tracking.run(script, keys.slice(0, 1), args, deadline),
+      tracking.track(keys).catch(() => -1),
+    ]);
     const renewed = Array.isArray(reply) && reply.every((held) => held === 1);
     if (!renewed || existing !== keys.length) this.#invalidated(keys);
     return reply;
@@ -206,9 +207,10 @@ export class LossWatch {
     try {
       // Tracked first, then checked, in this order on one connection: a change after the check
       // is told, one before it is seen by it.
-      const tracked = tracking?.track(keys);
-      reply = await (tracking ? tracking.run(script, keys, owners) : this.fallback(script, keys, owners));
-      await tracked;
+      [, reply] = await Promise.all([
+        tracking?.track(keys),
+        tracking ? tracking.run(script, keys, owners) : this.fallback(script, keys, owners),
+      ]);
     } catch {
       // Unknown: renewal goes on, and a tracking connection that broke checks everything when back.
       return;

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { contextOf } from '../../src/client.js';
+import { lockRenew } from '../../src/scripts/index.js';
 import { LockClient, LockLostError, type Lock } from '../../src/index.js';
 import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
@@ -148,6 +149,41 @@ describe('server-pushed loss detection', () => {
     await sleep(TRACKED_AFTER_MS);
     await admin.del('latchkey:{dropped-2}:lock');
     await abortedWithin(second, PUSHED_MS);
+  });
+
+  it('lets a renewal fail on a tracking connection that is closing without an unhandled rejection', async () => {
+    // Sentinel's failover detector closes latchkey's connections at once, and until the socket's
+    // 'close' event a command sent there is refused ("Stream isn't writeable"): a renewal sent in
+    // that moment fails, and so does the read that tracks its keys again.
+    const redis = server.client();
+    const duplicates: Redis[] = [];
+    const duplicate = redis.duplicate.bind(redis);
+    redis.duplicate = (override) => {
+      const made = duplicate(override);
+      duplicates.push(made);
+      return made;
+    };
+    const locks = new LockClient(redis);
+    after(() => locks.shutdown());
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown): number => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const lease = await locks.getLock('closing-tracking').acquire();
+      await sleep(TRACKED_AFTER_MS);
+      const reader = duplicates.find((made) => made.options.connectionName?.startsWith('latchkey-tracking-'));
+      assert.ok(reader, 'the tracking reader was opened');
+      reader.disconnect(true);
+      const { lossWatch } = contextOf(locks);
+      const renewal = lossWatch!.renew(lockRenew, ['latchkey:{closing-tracking}:lock'], [], Date.now() + 1_000);
+      await assert.rejects(renewal, /Stream isn't writeable/);
+      await sleep(100);
+      assert.equal(lease.signal.aborted, false, String(lease.signal.reason));
+      await lease.release();
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+    assert.deepEqual(unhandled.map(String), []);
   });
 
   it("leaves the user's connection untouched and closes its own connections at shutdown", async () => {
