@@ -40,6 +40,7 @@ export interface IoredisSubscriber {
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
   on(event: 'ready' | 'subscribersReady' | 'end', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
+  off(event: 'subscribersReady', listener: () => void): unknown;
   disconnect(): void;
 }
 
@@ -69,7 +70,9 @@ export class IoredisConnection implements RedisConnection {
     refuseSplitBrain(client);
     this.#subscriptions = new Subscriptions(
       async (channel) => {
-        await (await this.#subscriberConnection()).ssubscribe(channel);
+        const subscriber = await this.#subscriberConnection();
+        const subscribing = subscriber.ssubscribe(channel);
+        await (this.client.isCluster === true ? subscribedOrResubscribed(subscriber, subscribing) : subscribing);
       },
       async (channel) => {
         await this.#subscriber?.sunsubscribe(channel);
@@ -181,6 +184,20 @@ export class IoredisConnection implements RedisConnection {
     })();
     return this.#ready;
   }
+}
+
+/**
+ * On a Cluster, ioredis 5.11 never answers an SSUBSCRIBE that a node refused with MOVED (the slot
+ * moved since the subscriber read its slot map): it reads the map again, subscribes every channel
+ * anew on the right node, and says `subscribersReady`. That is this call's answer then.
+ */
+function subscribedOrResubscribed(subscriber: IoredisSubscriber, subscribing: Promise<unknown>): Promise<unknown> {
+  let listener = (): void => undefined;
+  const resubscribed = new Promise<void>((resolve) => {
+    listener = () => resolve();
+    subscriber.on('subscribersReady', listener);
+  });
+  return Promise.race([subscribing, resubscribed]).finally(() => subscriber.off('subscribersReady', listener));
 }
 
 /**
