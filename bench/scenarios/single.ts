@@ -72,7 +72,7 @@ export async function lockScriptsLoop(redis: Redis, name: string, until: () => b
       owner = `${clientId}:${newOwnerId()}`;
       return redis.evalsha(lockAcquire.sha, 1, hash, owner, 30_000);
     },
-    () => redis.evalsha(lockRelease.sha, 1, hash, owner, 1, 20_000),
+    () => redis.evalsha(lockRelease.sha, 1, hash, owner, 1, 20_000, '1'),
     until,
   );
 }

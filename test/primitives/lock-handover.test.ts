@@ -57,17 +57,19 @@ describe('Lock: hand-over to waiters, no barging', () => {
 
   it('serves waiters of several processes in the order they asked', async () => {
     const order: string[] = [];
+    const admin = server.client();
     const holder = server.lockClient().getLock('order');
     await holder.lock();
     const waits: Promise<void>[] = [];
     const handles = ['w1', 'w2', 'w3', 'w4'].map((label) => ({ label, lock: server.lockClient().getLock('order') }));
-    for (const { label, lock } of handles) {
+    for (const [i, { label, lock }] of handles.entries()) {
       waits.push(
         take(lock, label, order)
           .then(() => sleep(5))
           .then(() => lock.unlock()),
       );
-      await sleep(30);
+      // Asked: queued in Redis (each client connects first, at its own pace).
+      await eventually(async () => (await admin.llen(lockKeys('order')[1])) === i + 1, 5_000, `${label} queued`);
     }
     await holder.unlock();
     await Promise.all(waits);
@@ -160,11 +162,12 @@ describe('Lock: hand-over to waiters, no barging', () => {
     assert.equal(await redis.eval(lockReenter.source, 1, keys[0], 'a:1', 1, 30_000), 1);
     assert.equal(await redis.eval(lockReenter.source, 1, keys[0], 'a:1', 1, 30_000), 1, 'the same re-entry again');
     assert.equal(await redis.hget(keys[0], 'a:1'), '2');
-    assert.equal(await run(lockRelease, 'a:1', 2, 1_000), 1);
-    assert.equal(await run(lockRelease, 'a:1', 2, 1_000), 1, 'the same release again');
-    assert.equal(await run(lockRelease, 'a:1', 1, 1_000), 0);
-    assert.equal(await run(lockRelease, 'a:1', 1, 1_000), 0, 'reported, not "not held"');
-    assert.equal(await run(lockRelease, 'b:1', 1, 1_000), -1, 'an owner that never held it');
+    assert.equal(await run(lockRelease, 'a:1', 2, 1_000, 'hold-1'), 1);
+    assert.equal(await run(lockRelease, 'a:1', 2, 1_000, 'hold-1'), 1, 'the same release again');
+    assert.equal(await run(lockRelease, 'a:1', 1, 1_000, 'hold-1'), 0);
+    assert.equal(await run(lockRelease, 'a:1', 1, 1_000, 'hold-1'), 0, 'reported, not "not held"');
+    assert.equal(await run(lockRelease, 'a:1', 1, 1_000, 'hold-2'), -1, 'another hold of the same owner');
+    assert.equal(await run(lockRelease, 'b:1', 1, 1_000, 'hold-1'), -1, 'an owner that never held it');
     assert.equal(await redis.exists(keys[0]), 0);
     assert.ok((await redis.pttl(marker('a:1'))) > 0, 'the marker expires');
   });
@@ -184,7 +187,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await run(lockAcquire, 'a:1', 30_000);
     await run(lockAcquire, 'b:1', 30_000, 10_000, 5_000, 'w1', '2');
     await run(lockAcquire, 'c:1', 30_000, 10_000, 5_000, 'w9', '3');
-    await run(lockRelease, 'a:1', 1, 1_000); // to b
+    await run(lockRelease, 'a:1', 1, 1_000, 'hold-1'); // to b
     assert.equal(await redis.hget(keys[0], 'b:1'), '1');
     const ttl = await redis.pttl(keys[0]);
     assert.ok(ttl > 0 && ttl <= 5_000, `reserved for its reservation, not its lease: ${ttl}`);
@@ -195,7 +198,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     assert.equal(await run(lockLeave, 'b:1'), 0, 'giving up again passes nothing on');
     await eventually(() => messages.length === 2, 2_000, 'two hand-overs');
     assert.deepEqual(messages, [':b =w1|2', ':c =w9|3']);
-    await run(lockRelease, 'c:1', 1, 1_000);
+    await run(lockRelease, 'c:1', 1, 1_000, 'hold-1');
     assert.deepEqual(await lockKeysLeft(redis, 'pass-on'), []);
   });
 });
