@@ -56,6 +56,8 @@ export class LossWatch {
   #openFailedAt = -Infinity;
   #reopen: LongTimer | undefined;
   #closed = false;
+  /** Aborted at close(): closes tracking connections, also those still being opened. */
+  readonly #closing = new AbortController();
 
   constructor(
     private readonly connection: RedisConnection,
@@ -108,6 +110,7 @@ export class LossWatch {
   /** Closes the tracking connections (client shutdown). */
   close(): void {
     this.#closed = true;
+    this.#closing.abort();
     this.#timer?.cancel();
     this.#reopen?.cancel();
     this.#tracking?.close();
@@ -134,7 +137,7 @@ export class LossWatch {
         }, REOPEN_AFTER_MS);
       },
     };
-    this.#opening = KeyTracking.open(this.connection, listener, this.commandTimeout).then(
+    this.#opening = KeyTracking.open(this.connection, listener, this.commandTimeout, this.#closing.signal).then(
       (tracking) => {
         this.#opening = undefined;
         if (this.#closed) tracking?.close();

@@ -59,9 +59,10 @@ export interface RedisConnection {
    * Opens a connection of the adapter's own, named `name` (CLIENT SETNAME), for key tracking
    * (server-pushed loss detection). Undefined where the deployment has none that serves every
    * key (a Cluster): loss is then found by renewal alone. Left out by a connection of your own,
-   * likewise.
+   * likewise. `signal` aborts when the client shuts down: a connection still connecting then
+   * closes (and the promise rejects), so that nothing reconnects to a server that went away.
    */
-  openTrackingLink?(name: string): Promise<TrackingLink> | undefined;
+  openTrackingLink?(name: string, signal: AbortSignal): Promise<TrackingLink> | undefined;
 
   /**
    * Redis' `WAIT replicas timeout` on the connection that serves `key` (the one its scripts were

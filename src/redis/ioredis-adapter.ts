@@ -117,11 +117,11 @@ export class IoredisConnection implements RedisConnection {
     return node;
   }
 
-  openTrackingLink(name: string): Promise<TrackingLink> | undefined {
+  openTrackingLink(name: string, signal: AbortSignal): Promise<TrackingLink> | undefined {
     // A Cluster's keys live on several nodes: loss is found by renewal there.
     if (this.client.isCluster === true) return undefined;
     const client = this.client as unknown as { duplicate(options: object): IoredisTrackingConnection };
-    return ioredisTrackingLink(client.duplicate({ ...TRACKING_LINK_OPTIONS, connectionName: name }));
+    return ioredisTrackingLink(client.duplicate({ ...TRACKING_LINK_OPTIONS, connectionName: name }), signal);
   }
 
   close(): Promise<void> {

@@ -23,17 +23,25 @@ export const TRACKING_LINK_OPTIONS = {
   autoResendUnfulfilledCommands: false,
 } as const;
 
-/** A TrackingLink over a connected ioredis duplicate. */
-export async function ioredisTrackingLink(connection: IoredisTrackingConnection): Promise<TrackingLink> {
+/** A TrackingLink over an ioredis duplicate, once connected; closed instead if `signal` aborts first. */
+export async function ioredisTrackingLink(
+  connection: IoredisTrackingConnection,
+  signal: AbortSignal,
+): Promise<TrackingLink> {
   // Errors surface through the calls that fail; the listener keeps them from crashing the process.
   connection.on('error', () => undefined);
   // Each new socket: latchkey's own connection serves the user's work, it is not work.
   connection.on('connect', () => connection.stream?.unref?.());
+  const abort = (): void => connection.disconnect();
+  signal.addEventListener('abort', abort);
   try {
     await connection.connect();
+    signal.throwIfAborted();
   } catch (error) {
     connection.disconnect();
     throw error;
+  } finally {
+    signal.removeEventListener('abort', abort);
   }
   let onKeys: ((keys: readonly string[] | null) => void) | undefined;
   // Invalidations carry an array of keys (null after FLUSHALL): only the Buffer event keeps it.
@@ -60,6 +68,7 @@ export async function ioredisTrackingLink(connection: IoredisTrackingConnection)
       });
     },
     close: () => {
+      if (closing) return;
       closing = true;
       connection.disconnect();
     },

@@ -80,9 +80,9 @@ function shapeOf(client: AnyNodeRedis): NodeRedisShape {
       };
     },
     batchGroup: () => '',
-    trackingLink(name) {
+    trackingLink(name, signal) {
       const duplicate = standalone as unknown as { duplicate(options: object): NodeRedisTrackingConnection };
-      return nodeRedisTrackingLink(duplicate.duplicate(trackingLinkOptions(name)));
+      return nodeRedisTrackingLink(duplicate.duplicate(trackingLinkOptions(name)), signal);
     },
   };
 }
@@ -128,8 +128,8 @@ export class NodeRedisConnection implements RedisConnection {
     return this.#shape.batchGroup(key);
   }
 
-  openTrackingLink(name: string): Promise<TrackingLink> | undefined {
-    return this.#shape.trackingLink?.(name);
+  openTrackingLink(name: string, signal: AbortSignal): Promise<TrackingLink> | undefined {
+    return this.#shape.trackingLink?.(name, signal);
   }
 
   async waitForReplicas(key: string, replicas: number, timeout: number): Promise<number> {

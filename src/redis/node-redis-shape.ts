@@ -17,5 +17,5 @@ export interface NodeRedisShape {
   subscriber(reconnected: () => void): ShardedSubscriber;
   batchGroup(key: string): string;
   /** Left out where no one connection serves every key (Cluster) or follows the master (Sentinel). */
-  trackingLink?(name: string): Promise<TrackingLink>;
+  trackingLink?(name: string, signal: AbortSignal): Promise<TrackingLink>;
 }

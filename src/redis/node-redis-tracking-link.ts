@@ -15,15 +15,23 @@ export interface NodeRedisTrackingConnection {
 /** The options that make a duplicate fit for tracking (see TrackingLink). */
 export const trackingLinkOptions = (name: string) => ({ name, disableOfflineQueue: true }) as const;
 
-/** A TrackingLink over a node-redis duplicate. */
-export async function nodeRedisTrackingLink(connection: NodeRedisTrackingConnection): Promise<TrackingLink> {
+/** A TrackingLink over a node-redis duplicate, once connected; closed instead if `signal` aborts first. */
+export async function nodeRedisTrackingLink(
+  connection: NodeRedisTrackingConnection,
+  signal: AbortSignal,
+): Promise<TrackingLink> {
   // Errors surface through the calls that fail; the listener keeps them from crashing the process.
   connection.on('error', () => undefined);
+  const abort = (): void => void connection.disconnect().catch(() => undefined);
+  signal.addEventListener('abort', abort);
   try {
     await connection.connect();
+    signal.throwIfAborted();
   } catch (error) {
     await connection.disconnect().catch(() => undefined);
     throw error;
+  } finally {
+    signal.removeEventListener('abort', abort);
   }
   // latchkey's own connection serves the user's work, it is not work.
   connection.unref();
@@ -54,6 +62,8 @@ export async function nodeRedisTrackingLink(connection: NodeRedisTrackingConnect
       connection.on('ready', () => listener.up());
     },
     close: () => {
+      // node-redis throws on a second disconnect() (ClientClosedError), and not as a rejection.
+      if (closing) return;
       closing = true;
       void connection.disconnect().catch(() => undefined);
     },

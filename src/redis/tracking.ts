@@ -29,6 +29,7 @@ export class KeyTracking {
   /** Counts losses, so that a restore overtaken by another loss does not claim to be ready. */
   #losses = 0;
   #restoring: Promise<void> = Promise.resolve();
+  #stopListening = (): void => undefined;
 
   private constructor(
     private readonly reader: TrackingLink,
@@ -40,15 +41,19 @@ export class KeyTracking {
     this.run = createScriptRunner(reader, commandTimeout);
   }
 
-  /** Opens both connections; undefined when the connection offers no tracking (a Cluster). */
+  /**
+   * Opens both connections; undefined when the connection offers no tracking (a Cluster). An
+   * abort of `closing` (the client shutting down) closes them, also while they are being opened.
+   */
   static async open(
     connection: RedisConnection,
     listener: TrackingListener,
     commandTimeout: number,
+    closing: AbortSignal,
   ): Promise<KeyTracking | undefined> {
     const sinkName = `latchkey-invalidations-${randomBytes(8).toString('hex')}`;
-    const sinkLink = connection.openTrackingLink?.(sinkName);
-    const readerLink = connection.openTrackingLink?.(`latchkey-tracking-${sinkName.slice(-16)}`);
+    const sinkLink = connection.openTrackingLink?.(sinkName, closing);
+    const readerLink = connection.openTrackingLink?.(`latchkey-tracking-${sinkName.slice(-16)}`, closing);
     if (sinkLink === undefined || readerLink === undefined) return undefined;
     const links = await Promise.allSettled([sinkLink, readerLink]);
     const [sink, reader] = links.map((link) => (link.status === 'fulfilled' ? link.value : undefined));
@@ -58,6 +63,14 @@ export class KeyTracking {
       throw (links.find((link) => link.status === 'rejected') as PromiseRejectedResult).reason;
     }
     const tracking = new KeyTracking(reader, sink, sinkName, listener, commandTimeout);
+    // Closed on shutdown even while it is still being set up: its commands may never be answered.
+    const close = (): void => tracking.close();
+    closing.addEventListener('abort', close);
+    tracking.#stopListening = () => closing.removeEventListener('abort', close);
+    if (closing.aborted) {
+      tracking.close();
+      closing.throwIfAborted();
+    }
     const down = (): void => tracking.#lost();
     const up = (): void => void tracking.#restore();
     const end = (): void => {
@@ -95,6 +108,7 @@ export class KeyTracking {
   }
 
   close(): void {
+    this.#stopListening();
     this.#ready = false;
     this.reader.close();
     this.sink.close();

@@ -32,3 +32,27 @@ describe('shutdown() leaves nothing open that keeps the process alive', () => {
         assert.deepEqual(child.lines, ['waited: false', 'closed']);
       });
 });
+
+describe('shutdown() while latchkey still opens its connections, the servers gone right after', () => {
+  for (const library of ['ioredis', 'node-redis'])
+    for (const deployment of ['standalone', 'sentinel'])
+      it(`${library} on ${deployment}`, async () => {
+        // Servers of its own: they stop as soon as the process says it closed everything.
+        const own = deployment === 'sentinel' ? await startSentinel() : await startServer();
+        const address = 'sentinel' in own ? own.sentinel : own;
+        const child = startFixture('shutdown-exits', [
+          library,
+          deployment,
+          `${address.host}:${address.port}`,
+          'name' in own ? own.name : '-',
+          'at-once',
+        ]);
+        await child.waitFor('closed', 20_000);
+        await Promise.all('sentinel' in own ? [own.sentinel.stop(true), own.primary.stop(true)] : [own.stop(true)]);
+        const exited = await Promise.race([
+          child.exited,
+          new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 5_000)),
+        ]);
+        assert.equal(exited, 0, `the process after shutdown: ${String(exited)}; it printed ${child.lines.join(' / ')}`);
+      });
+});
