@@ -22,9 +22,6 @@ import { newOwnerId } from '../owner.js';
 /** How long giving up a place may take before the waiter leaves it to lapse. */
 const LEAVE_TIMEOUT_MS = 1_000;
 
-/** A hand-over accepted without a round trip must leave at least this much of its reservation. */
-const HAND_OVER_MARGIN_MS = 5;
-
 /** Names one wait among this process's waits in hand-over messages: unique, not secret. */
 let waitCount = 0;
 
@@ -150,7 +147,10 @@ class LockAcquisition implements Acquisition<Grant> {
     // The hand-over was written by the releasing client's connection: a WAIT on ours covers it only
     // after a write of ours, so replicaAcks takes hand-overs by a round trip.
     const trusted = handedAt !== undefined && ctx.options.replicaAcks === 0;
-    if (trusted && provenUntil(handedAt, this.#reserve) > Date.now() + HAND_OVER_MARGIN_MS) {
+    // Taken on the message alone only while at least half the reservation is proven: a grant left
+    // with a few ms would be lost by the first stall before the watchdog renews it. An older
+    // attempt (its place is refreshed every fairWaiterTimeout / 3) is confirmed by a round trip.
+    if (trusted && provenUntil(handedAt, this.#reserve) > Date.now() + this.#reserve / 2) {
       return Promise.resolve(this.#granted(handedAt, this.#reserve, true));
     }
     // The first attempt is a plain try; once the wait listens for hand-overs it queues.

@@ -76,6 +76,26 @@ describe('Lock: hand-over to waiters, no barging', () => {
     assert.deepEqual(order, ['w1', 'w2', 'w3', 'w4']);
   });
 
+  it('a hand-over whose queued attempt is old is confirmed by a round trip, not held on a few ms of proof', async () => {
+    // The waiter's lease is 750 ms. Its place was written once, when it queued (refreshed only
+    // every fairWaiterTimeout / 3); the hand-over comes 690 ms later. Its message proves the lock
+    // only until that attempt's send time plus the reservation, some 60 ms away: a process
+    // that then stalls for longer (here: 200 ms of synchronous work) would be told its lock was
+    // lost while Redis still holds it for it.
+    const holder = server.lockClient().getLock('old-ticket');
+    const waiter = server.lockClient({ watchdogTimeout: 750 }).getLock('old-ticket');
+    await holder.lock();
+    const waiting = waiter.acquire();
+    await sleep(690);
+    await holder.unlock();
+    const lease = await waiting;
+    const busyUntil = Date.now() + 200;
+    while (Date.now() < busyUntil); // a stall of the event loop
+    await sleep(100); // the timers the stall held back run now
+    assert.equal(lease.signal.aborted, false, `a false loss: ${String(lease.signal.reason)}`);
+    await lease.release();
+  });
+
   it('a waiter that gives up passes a hand-over on and leaves no place behind', async () => {
     const holder = server.lockClient().getLock('give-up-handover');
     const quitter = server.lockClient().getLock('give-up-handover');
