@@ -55,8 +55,7 @@ export class LossWatch {
   #unavailable = false;
   #openFailedAt = -Infinity;
   #reopen: LongTimer | undefined;
-  #closed = false;
-  /** Aborted at close(): closes tracking connections, also those still being opened. */
+  /** Aborted at close(): closes the tracking connections, also those still being opened. */
   readonly #closing = new AbortController();
 
   constructor(
@@ -109,17 +108,15 @@ export class LossWatch {
 
   /** Closes the tracking connections (client shutdown). */
   close(): void {
-    this.#closed = true;
     this.#closing.abort();
     this.#timer?.cancel();
     this.#reopen?.cancel();
-    this.#tracking?.close();
     this.#tracking = undefined;
   }
 
   /** Opens tracking on first use, and again a while after it could not be. */
   #open(): void {
-    if (this.#tracking || this.#opening || this.#closed || this.#unavailable) return;
+    if (this.#tracking || this.#opening || this.#closing.signal.aborted || this.#unavailable) return;
     if (Date.now() - this.#openFailedAt < REOPEN_AFTER_MS) return;
     const listener = {
       invalidated: (keys: readonly string[] | null) => this.#invalidated(keys),
@@ -140,8 +137,8 @@ export class LossWatch {
     this.#opening = KeyTracking.open(this.connection, listener, this.commandTimeout, this.#closing.signal).then(
       (tracking) => {
         this.#opening = undefined;
-        if (this.#closed) tracking?.close();
-        else this.#tracking = tracking;
+        // Opened after close(): the closing signal has closed it already.
+        if (!this.#closing.signal.aborted) this.#tracking = tracking;
         this.#unavailable = tracking === undefined;
       },
       () => {
