@@ -39,21 +39,20 @@ before(async () => {
 });
 after(() => admins.forEach((admin) => admin.disconnect()));
 
+/** The commands a script calls (lower case). */
+const commandsOf = (source: string): string[] =>
+  [...source.matchAll(/redis\.p?call\('(\w+)'/g)].map(([, command]) => command!.toLowerCase());
+
 /** Scripts that write (a command Redis flags `write`), but for the watchdog's batch renewals. */
 async function writers(): Promise<typeof allScripts> {
-  const named = new Set<string>();
-  for (const script of allScripts) {
-    for (const [, command] of script.source.matchAll(/redis\.p?call\('(\w+)'/g)) named.add(command!.toLowerCase());
-  }
+  const named = new Set(allScripts.flatMap((script) => commandsOf(script.source)));
   const infos = (await source.call('COMMAND', 'INFO', ...named)) as [string, number, string[]][];
   const writes = new Set(infos.filter((info) => info[2].includes('write')).map((info) => info[0]));
   // They declare only their first key and reach each other one through lib/node-local, writing
   // only a key they just read on this node: nothing can fail after their first write.
   const batchRenewal = (source: string): boolean => source.startsWith('#!lua flags=allow-cross-slot-keys');
   return allScripts.filter(
-    (script) =>
-      !batchRenewal(script.source) &&
-      [...script.source.matchAll(/redis\.p?call\('(\w+)'/g)].some(([, command]) => writes.has(command!.toLowerCase())),
+    (script) => !batchRenewal(script.source) && commandsOf(script.source).some((command) => writes.has(command)),
   );
 }
 
