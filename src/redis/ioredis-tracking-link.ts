@@ -1,5 +1,6 @@
 import type { TrackingLink } from './connection.js';
 import { evalWithFallback, type ScriptSender } from './script-sender.js';
+import { connectUnlessAborted } from './tracking.js';
 
 /** The ioredis connection a tracking link is made of (a `duplicate()` of the user's client). */
 export interface IoredisTrackingConnection {
@@ -32,17 +33,11 @@ export async function ioredisTrackingLink(
   connection.on('error', () => undefined);
   // Each new socket: latchkey's own connection serves the user's work, it is not work.
   connection.on('connect', () => connection.stream?.unref?.());
-  const abort = (): void => connection.disconnect();
-  signal.addEventListener('abort', abort);
-  try {
-    await connection.connect();
-    signal.throwIfAborted();
-  } catch (error) {
-    connection.disconnect();
-    throw error;
-  } finally {
-    signal.removeEventListener('abort', abort);
-  }
+  await connectUnlessAborted(
+    () => connection.connect(),
+    () => connection.disconnect(),
+    signal,
+  );
   let onKeys: ((keys: readonly string[] | null) => void) | undefined;
   // Invalidations carry an array of keys (null after FLUSHALL): only the Buffer event keeps it.
   connection.on('messageBuffer', (_channel, message) => {

@@ -1,5 +1,6 @@
 import type { TrackingLink } from './connection.js';
 import { commandTail, evalWithFallback, type ScriptSender } from './script-sender.js';
+import { connectUnlessAborted } from './tracking.js';
 
 /** The node-redis connection a tracking link is made of (a `duplicate()` of the user's client). */
 export interface NodeRedisTrackingConnection {
@@ -22,17 +23,11 @@ export async function nodeRedisTrackingLink(
 ): Promise<TrackingLink> {
   // Errors surface through the calls that fail; the listener keeps them from crashing the process.
   connection.on('error', () => undefined);
-  const abort = (): void => void connection.disconnect().catch(() => undefined);
-  signal.addEventListener('abort', abort);
-  try {
-    await connection.connect();
-    signal.throwIfAborted();
-  } catch (error) {
-    await connection.disconnect().catch(() => undefined);
-    throw error;
-  } finally {
-    signal.removeEventListener('abort', abort);
-  }
+  await connectUnlessAborted(
+    () => connection.connect(),
+    () => connection.disconnect().catch(() => undefined),
+    signal,
+  );
   // latchkey's own connection serves the user's work, it is not work.
   connection.unref();
   const sender: ScriptSender = {
