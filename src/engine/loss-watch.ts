@@ -44,8 +44,12 @@ const REOPEN_AFTER_MS = 5_000;
  */
 export class LossWatch {
   readonly #byKey = new Map<string, Set<Watched>>();
-  /** Holds waiting for their first read, in the order they were taken. */
-  #pending: Watched[] = [];
+  /**
+   * Holds waiting for their first read, in the order they were taken. A hold released sooner
+   * leaves at once: kept until the beat, every short hold would outlive the young generation and
+   * cost the garbage collector a promotion.
+   */
+  readonly #pending = new Set<Watched>();
   #timer: LongTimer | undefined;
   readonly #checking = new Set<Watched>();
   #flushScheduled = false;
@@ -71,10 +75,11 @@ export class LossWatch {
     if (this.#unavailable) return () => undefined;
     // Only a list entry until its first read: a hold released sooner costs next to nothing.
     const watched: Watched = { liveness, check, since: Date.now(), stopped: false };
-    this.#pending.push(watched);
+    this.#pending.add(watched);
     this.#timer ??= setLongTimeout(() => this.#firstReads(), TRACK_AFTER_MS);
     return () => {
       watched.stopped = true;
+      if (this.#pending.delete(watched)) return;
       const left = this.#byKey.get(check.key);
       if (!left?.delete(watched)) return;
       if (left.size === 0) this.#byKey.delete(check.key);
@@ -156,23 +161,21 @@ export class LossWatch {
   #firstReads(): void {
     this.#timer = undefined;
     if (this.#unavailable) {
-      this.#pending = [];
+      this.#pending.clear();
       return;
     }
     const now = Date.now();
-    let i = 0;
-    for (; i < this.#pending.length && this.#pending[i]!.since + TRACK_AFTER_MS <= now; i++) {
-      const watched = this.#pending[i]!;
-      if (watched.stopped) continue;
+    for (const watched of this.#pending) {
+      if (watched.since + TRACK_AFTER_MS > now) break;
+      this.#pending.delete(watched);
       let holds = this.#byKey.get(watched.check.key);
       if (!holds) this.#byKey.set(watched.check.key, (holds = new Set()));
       holds.add(watched);
       this.#check(watched);
     }
-    this.#pending = this.#pending.slice(i);
     // A fixed beat rather than each hold's own moment: first reads cost at most one call per
     // beat, however fast holds are taken.
-    if (this.#pending.length > 0) this.#timer = setLongTimeout(() => this.#firstReads(), TRACK_AFTER_MS);
+    if (this.#pending.size > 0) this.#timer = setLongTimeout(() => this.#firstReads(), TRACK_AFTER_MS);
   }
 
   #check(watched: Watched): void {
