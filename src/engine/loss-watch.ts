@@ -122,7 +122,16 @@ export class LossWatch {
   /** Opens tracking on first use, and again a while after it could not be. */
   #open(): void {
     if (this.#tracking || this.#opening || this.#closing.signal.aborted || this.#unavailable) return;
-    if (Date.now() - this.#openFailedAt < REOPEN_AFTER_MS) return;
+    const wait = this.#openFailedAt + REOPEN_AFTER_MS - Date.now();
+    if (wait > 0) {
+      // Tried again once the wait is over, also for a holder that takes nothing new meanwhile.
+      // Checked again then: a Node timer may fire a millisecond early by Date.now().
+      this.#reopen ??= setLongTimeout(() => {
+        this.#reopen = undefined;
+        this.#open();
+      }, wait);
+      return;
+    }
     const listener = {
       invalidated: (keys: readonly string[] | null) => this.#invalidated(keys),
       // The tracking connection is down: look at once (on the client's connection), then renewal.
@@ -133,10 +142,7 @@ export class LossWatch {
       ended: () => {
         this.#tracking = undefined;
         this.#openFailedAt = Date.now();
-        this.#reopen ??= setLongTimeout(() => {
-          this.#reopen = undefined;
-          this.#open();
-        }, REOPEN_AFTER_MS);
+        this.#open();
       },
     };
     this.#opening = KeyTracking.open(this.connection, listener, this.commandTimeout, this.#closing.signal).then(
