@@ -124,11 +124,11 @@ export class LossWatch {
     if (this.#tracking || this.#opening || this.#closing.signal.aborted || this.#unavailable) return;
     const wait = this.#openFailedAt + REOPEN_AFTER_MS - Date.now();
     if (wait > 0) {
-      // Tried again once the wait is over, also for a holder that takes nothing new meanwhile.
-      // Checked again then: a Node timer may fire a millisecond early by Date.now().
+      // Tried again once the wait is over if anything is still watched (a later hold opens it
+      // otherwise). Checked again then: a Node timer may fire a millisecond early by Date.now().
       this.#reopen ??= setLongTimeout(() => {
         this.#reopen = undefined;
-        this.#open();
+        if (this.#pending.size > 0 || this.#byKey.size > 0) this.#open();
       }, wait);
       return;
     }
@@ -155,6 +155,8 @@ export class LossWatch {
       () => {
         this.#opening = undefined;
         this.#openFailedAt = Date.now();
+        // Tried again after the pause: a holder that takes nothing new would never ask.
+        this.#open();
       },
     );
   }

@@ -50,4 +50,38 @@ describe("latchkey's own connections, ended for good, are replaced", () => {
     await eventually(() => lease.signal.aborted, 3_000, 'the loss told');
     assert.ok(Date.now() - deleted < 3_000);
   });
+
+  it('tracking that could not be opened again is tried again later, with no new hold asking for it', async () => {
+    // A server of its own: every invalidation connection on it is this holder's.
+    const own = await startServer();
+    const holder = own.lockClient({ watchdogTimeout: 60_000 }, { retryStrategy: () => null });
+    const admin = own.client();
+    const lease = await holder.getLock('ended:refused').acquire();
+    await sleep(300); // tracked
+    const sinks = async (): Promise<number> =>
+      String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('name=latchkey-invalidations-').length - 1;
+    const rejected = async (): Promise<number> =>
+      Number(/rejected_connections:(\d+)/.exec(String(await admin.info('stats')))![1]);
+    assert.equal(await sinks(), 1);
+
+    // Refuse new connections, then end the tracking connection: its replacement cannot connect.
+    const connected = Number(/connected_clients:(\d+)/.exec(String(await admin.info('clients')))![1]);
+    const refusedBefore = await rejected();
+    await admin.config('SET', 'maxclients', String(connected - 1));
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    await eventually(
+      async () => (await rejected()) > refusedBefore,
+      10_000,
+      'the refused attempt to open tracking again',
+    );
+    await admin.config('SET', 'maxclients', '10000');
+
+    // The holder takes nothing new: it must try again by itself, and then tell a deletion at once.
+    await eventually(async () => (await sinks()) === 1, 10_000, "the holder's new invalidation connection");
+    await sleep(500); // every hold read (tracked) again
+    const deleted = Date.now();
+    await admin.del('latchkey:{ended:refused}:lock');
+    await eventually(() => lease.signal.aborted, 3_000, 'the loss told');
+    assert.ok(Date.now() - deleted < 3_000);
+  });
 });
