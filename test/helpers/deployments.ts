@@ -136,6 +136,21 @@ class Admin {
   }
 }
 
+/**
+ * Why a replica of the master on `master` does not have what the master had a moment ago, if one
+ * does not. A replica whose link is up may still receive nothing for up to a second after a
+ * diskless sync: the master starts its stream at the replica's first REPLCONF ACK. A failover to it
+ * then would lose the writes made meanwhile, which no test means to exercise by accident.
+ */
+async function behind(admin: Admin, master: number, replicas: readonly number[]): Promise<string | undefined> {
+  const wrote = Number(infoField(await admin.text(master, 'INFO', 'replication'), 'master_repl_offset'));
+  for (const port of replicas) {
+    const got = Number(infoField(await admin.text(port, 'INFO', 'replication'), 'slave_repl_offset'));
+    if (!(got >= wrote)) return `replica ${port} at offset ${got} of ${master}'s ${wrote}`;
+  }
+  return undefined;
+}
+
 function trackIoredis<T extends Redis | Cluster>(client: T): T {
   client.on('error', noop);
   cleanups.push(() => void client.disconnect());
@@ -486,6 +501,9 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
       for (const line of replicas) {
         const info = await admin.text(line.port, 'INFO', 'replication');
         if (infoField(info, 'master_link_status') !== 'up') return note(`replica ${line.port} not in sync yet`);
+        const master = view.lines.find((other) => other.id === line.masterId);
+        const lagging = master && (await behind(admin, master.port, [line.port]));
+        if (lagging) return note(lagging);
       }
       return view.lines;
     });
@@ -777,24 +795,13 @@ export async function startSentinelGroup(): Promise<SentinelGroup> {
       const info = await admin.text(node.port, 'INFO', 'replication');
       if (infoField(info, 'master_link_status') !== 'up') return note(`replica ${node.port} not in sync`);
     }
-    const lagging = await behind(first, nodes.slice(1));
+    const lagging = await behind(
+      admin,
+      first.port,
+      nodes.slice(1).map((node) => node.port),
+    );
     return lagging ? note(lagging) : true;
   });
-
-  /**
-   * Why a replica of `master` does not have what the master had a moment ago, if one does not. A
-   * replica whose link is up may still receive nothing for up to a second after a diskless sync:
-   * the master starts its stream at the replica's first REPLCONF ACK. A failover to it then would
-   * lose the writes made meanwhile, which no test means to exercise by accident.
-   */
-  async function behind(master: DeploymentNode, replicas: readonly DeploymentNode[]): Promise<string | undefined> {
-    const wrote = Number(infoField(await admin.text(master.port, 'INFO', 'replication'), 'master_repl_offset'));
-    for (const node of replicas) {
-      const got = Number(infoField(await admin.text(node.port, 'INFO', 'replication'), 'slave_repl_offset'));
-      if (!(got >= wrote)) return `replica ${node.port} at offset ${got} of ${master.port}'s ${wrote}`;
-    }
-    return undefined;
-  }
 
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-sentinels-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -856,7 +863,11 @@ export async function startSentinelGroup(): Promise<SentinelGroup> {
         return `${node.port} not in sync with ${master.port}`;
       }
     }
-    const lagging = await behind(master, replicas);
+    const lagging = await behind(
+      admin,
+      master.port,
+      replicas.map((node) => node.port),
+    );
     if (lagging) return lagging;
     for (const sentinel of sentinels) {
       const masterInfo = (await admin.call(sentinel.port, 'SENTINEL', 'MASTER', name)) as string[];
