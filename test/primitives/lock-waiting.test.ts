@@ -83,6 +83,27 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     await holder.unlock();
   });
 
+  it('waits one after the other share one subscription, dropped a moment after the last', async () => {
+    const holder = server.lockClient().getLock('linger');
+    const locks = server.lockClient();
+    const admin = server.client();
+    await holder.lock();
+    const handOvers = `latchkey:{linger}:lock:hand-over:${locks.id}`;
+    const before = await commandCalls(admin, 'ssubscribe');
+    // Longer than the linger (250 ms), so that its first timer fires while waits still come and go.
+    const started = Date.now();
+    let waits = 0;
+    while (Date.now() - started < 600) {
+      assert.equal(await locks.getLock('linger').tryLock({ waitTime: 5 }), false);
+      waits++;
+    }
+    assert.ok(waits > 5, `${waits} waits`);
+    assert.equal((await commandCalls(admin, 'ssubscribe')) - before, 1, 'one SSUBSCRIBE for every wait');
+    await eventually(async () => (await subscribers(handOvers)) === 0, 3_000, 'unsubscribed after the last wait');
+    assert.equal(contextOf(locks).waiters.channelCount, 0);
+    await holder.unlock();
+  });
+
   it('abort while waiting rejects with the reason and leaves no waiter, subscription or hold', async () => {
     const holder = server.lockClient().getLock('abort');
     const locks = server.lockClient();
