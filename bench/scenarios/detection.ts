@@ -69,6 +69,9 @@ export interface DetectionOptions {
 /** TTL the expiry fault gives a held key: it expires at once, but as an expiry, not a DEL. */
 const EXPIRE_IN_MS = 1;
 
+/** Well past the first read of every hold (50 ms after it was taken, then one batched call). */
+const TRACKED_BY_MS = 500;
+
 /**
  * Holds `perFault` locks per fault kind plus `controls` untouched ones on one client, then hits
  * each faulted lock once, at a moment drawn uniformly over one renewal period (so that detection
@@ -115,6 +118,10 @@ export async function lossDetection(
     const aborted = new Map<string, number>();
     for (const [name, lease] of leases)
       lease.signal.addEventListener('abort', () => aborted.set(name, performance.now()), { once: true });
+
+    // Faults start once every hold is tracked: a hold is first read 50 ms after it was taken, and
+    // a fault before that read is told by the read itself (the README states that window apart).
+    await sleep(TRACKED_BY_MS);
 
     const period = holder.options.watchdogTimeout / 3;
     const faultAt = new Map<string, number>();
