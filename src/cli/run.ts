@@ -34,20 +34,54 @@ export async function runUnderLock(
     keyPrefix: prefix,
     ...(options.watchdogTimeout === undefined ? {} : { watchdogTimeout: options.watchdogTimeout }),
   });
+  const signals = listenForSignals();
   try {
-    const lease = await acquire(locks, options);
+    const lease = await acquire(locks, options, signals);
     if (typeof lease === 'number') return lease;
-    return await supervise(lease, options, log);
+    return await supervise(lease, options, log, signals);
   } finally {
+    signals.stop();
     await locks.shutdown();
   }
 }
 
+/** The signals `latchkey run` passes on, heard from its start to its end. */
+interface Signals {
+  /** The last one received, if any. */
+  readonly received: NodeJS.Signals | undefined;
+  /** Where the next ones go. */
+  onSignal(handler: (signal: NodeJS.Signals) => void): void;
+  stop(): void;
+}
+
+/**
+ * One listener for the whole run: a signal that came between two steps (the lock just taken, the
+ * command being spawned) would otherwise meet Node's default, which ends latchkey at once and
+ * leaves the command running, and the lock held until its lease ends.
+ */
+function listenForSignals(): Signals {
+  let received: NodeJS.Signals | undefined;
+  let handler: (signal: NodeJS.Signals) => void = () => undefined;
+  const relay = (signal: NodeJS.Signals): void => {
+    received = signal;
+    handler(signal);
+  };
+  for (const signal of FORWARDED) process.on(signal, relay);
+  return {
+    get received() {
+      return received;
+    },
+    onSignal: (next) => (handler = next),
+    stop: () => {
+      for (const signal of FORWARDED) process.off(signal, relay);
+    },
+  };
+}
+
 /** The lease, or the exit code when a signal or --wait ended the wait. */
-async function acquire(locks: LockClient, options: RunOptions): Promise<LockLease | number> {
+async function acquire(locks: LockClient, options: RunOptions, signals: Signals): Promise<LockLease | number> {
   const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => stop.abort(signal);
-  for (const signal of FORWARDED) process.on(signal, onSignal);
+  signals.onSignal((signal) => stop.abort(signal));
   const lock = options.fenced ? locks.getFencedLock(options.lock) : locks.getLock(options.lock);
   try {
     return await lock.acquire({
@@ -59,29 +93,35 @@ async function acquire(locks: LockClient, options: RunOptions): Promise<LockLeas
     if (error instanceof LockAcquireTimeoutError)
       throw new CliError(`lock "${options.lock}" is busy: not acquired within ${options.wait} ms`, EXIT.busy);
     throw error;
-  } finally {
-    for (const signal of FORWARDED) process.off(signal, onSignal);
   }
 }
 
-async function supervise(lease: LockLease, options: RunOptions, log: (line: string) => void): Promise<number> {
-  const [file, ...args] = options.command;
-  const env: NodeJS.ProcessEnv = { ...process.env, LATCHKEY_LOCK: options.lock };
-  if (lease.token !== undefined) env.LATCHKEY_FENCING_TOKEN = String(lease.token);
-  const child = spawn(file!, args, { stdio: 'inherit', env });
-  const forward = (signal: NodeJS.Signals): void => void child.kill(signal);
-  for (const signal of FORWARDED) process.on(signal, forward);
+async function supervise(
+  lease: LockLease,
+  options: RunOptions,
+  log: (line: string) => void,
+  signals: Signals,
+): Promise<number> {
   let lost = false;
   let killTimer: NodeJS.Timeout | undefined;
-  const onLost = (): void => {
-    lost = true;
-    const reason = lease.signal.reason instanceof Error ? lease.signal.reason.message : String(lease.signal.reason);
-    log(`lost the lock "${options.lock}" (${reason}): stopping the command`);
-    child.kill('SIGTERM');
-    killTimer = setTimeout(() => child.kill('SIGKILL'), options.killAfter);
-  };
-  lease.signal.addEventListener('abort', onLost, { once: true });
+  let onLost = (): void => undefined;
   try {
+    // Asked to stop as the lock came: the command is not started.
+    if (signals.received) return signalExitCode(signals.received);
+    const [file, ...args] = options.command;
+    const env: NodeJS.ProcessEnv = { ...process.env, LATCHKEY_LOCK: options.lock };
+    if (lease.token !== undefined) env.LATCHKEY_FENCING_TOKEN = String(lease.token);
+    const child = spawn(file!, args, { stdio: 'inherit', env });
+    // In the same tick as the spawn: signal handlers run from the event loop, so none runs between.
+    signals.onSignal((signal) => void child.kill(signal));
+    onLost = () => {
+      lost = true;
+      const reason = lease.signal.reason instanceof Error ? lease.signal.reason.message : String(lease.signal.reason);
+      log(`lost the lock "${options.lock}" (${reason}): stopping the command`);
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), options.killAfter);
+    };
+    lease.signal.addEventListener('abort', onLost, { once: true });
     const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
       child.once('error', reject);
       child.once('exit', (code, signal) => resolve({ code, signal }));
@@ -94,7 +134,6 @@ async function supervise(lease: LockLease, options: RunOptions, log: (line: stri
   } finally {
     clearTimeout(killTimer);
     lease.signal.removeEventListener('abort', onLost);
-    for (const signal of FORWARDED) process.off(signal, forward);
     if (!lost)
       await lease.release().catch((error: unknown) => log(`could not release "${options.lock}": ${String(error)}`));
   }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,6 +94,27 @@ describe('latchkey run --lock NAME -- COMMAND', () => {
     assert.equal(code, 0, stderr); // the command's own exit code after its trap
     assert.equal(readFileSync(marker, 'utf8').trim(), 'term');
     assert.equal(await server.lockClient().getLock('polite').isLocked(), false);
+  });
+
+  it('a signal that comes as the command starts is passed on too, never leaving the command running', async () => {
+    // The command signals latchkey as its first act, racing the spawn that started it: a signal
+    // handled by Node's default there ended latchkey and left the command running (seen under load).
+    for (let i = 0; i < 5; i++) {
+      const marker = join(dir, `early-${i}`);
+      const command = `trap 'echo term > ${marker}; exit 0' TERM; echo $$ > ${marker}.pid; kill -TERM $PPID; while :; do sleep 0.05; done`;
+      const run = startCli(['run', '--lock', 'early', '--url', server.url, '--', 'sh', '-c', command]);
+      // Its exit, not its output: an orphaned command would hold the output open for ever.
+      const [code, signal] = (await once(run, 'exit')) as [number | null, NodeJS.Signals | null];
+      const pid = Number(readFileSync(`${marker}.pid`, 'utf8'));
+      const forwarded = await eventually(() => existsSync(marker), 2_000, 'SIGTERM passed on').then(
+        () => true,
+        () => false,
+      );
+      if (!forwarded) process.kill(pid, 'SIGKILL'); // left running: stop it, then fail
+      assert.equal(forwarded, true, `run ${i}: the command never got SIGTERM (latchkey: ${code ?? signal})`);
+      assert.equal(code, 0);
+      assert.equal(await server.lockClient().getLock('early').isLocked(), false);
+    }
   });
 
   it('--fenced passes the fencing token; a missing command exits 127', async () => {
