@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
+import type { LockLease } from '../../src/index.js';
 import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 /**
@@ -12,6 +14,20 @@ let server: TestServer;
 before(async () => {
   server = await startServer();
 });
+
+/** latchkey's invalidation connections on the server `admin` talks to. */
+async function invalidationSinks(admin: Redis): Promise<number> {
+  return String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('name=latchkey-invalidations-').length - 1;
+}
+
+/** Once every hold is read (tracked) again, deleting `key` behind its holder aborts `lease` within 3 s. */
+async function assertDeletionTold(admin: Redis, key: string, lease: LockLease): Promise<void> {
+  await sleep(500);
+  const deleted = Date.now();
+  await admin.del(key);
+  await eventually(() => lease.signal.aborted, 3_000, 'the loss told');
+  assert.ok(Date.now() - deleted < 3_000);
+}
 
 describe("latchkey's own connections, ended for good, are replaced", () => {
   it('a waiter is still woken by the release, and a deleted key is still told', async () => {
@@ -41,14 +57,12 @@ describe("latchkey's own connections, ended for good, are replaced", () => {
 
     // The holder opens tracking again a few seconds later (the waiter opened its own when it got
     // the lock); from then on a deletion is told at once.
-    const sinks = async (): Promise<number> =>
-      String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('name=latchkey-invalidations-').length - 1;
-    await eventually(async () => (await sinks()) === 2, 10_000, "the holder's new invalidation connection");
-    await sleep(500); // every hold read (tracked) again
-    const deleted = Date.now();
-    await admin.del('latchkey:{ended:held}:lock');
-    await eventually(() => lease.signal.aborted, 3_000, 'the loss told');
-    assert.ok(Date.now() - deleted < 3_000);
+    await eventually(
+      async () => (await invalidationSinks(admin)) === 2,
+      10_000,
+      "the holder's new invalidation connection",
+    );
+    await assertDeletionTold(admin, 'latchkey:{ended:held}:lock', lease);
   });
 
   it('tracking that could not be opened again is tried again later, with no new hold asking for it', async () => {
@@ -58,11 +72,9 @@ describe("latchkey's own connections, ended for good, are replaced", () => {
     const admin = own.client();
     const lease = await holder.getLock('ended:refused').acquire();
     await sleep(300); // tracked
-    const sinks = async (): Promise<number> =>
-      String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('name=latchkey-invalidations-').length - 1;
     const rejected = async (): Promise<number> =>
       Number(/rejected_connections:(\d+)/.exec(String(await admin.info('stats')))![1]);
-    assert.equal(await sinks(), 1);
+    assert.equal(await invalidationSinks(admin), 1);
 
     // Refuse every new connection (those open stay), then end the tracking connection: its
     // replacement cannot connect.
@@ -77,11 +89,11 @@ describe("latchkey's own connections, ended for good, are replaced", () => {
     await admin.config('SET', 'maxclients', '10000');
 
     // The holder takes nothing new: it must try again by itself, and then tell a deletion at once.
-    await eventually(async () => (await sinks()) === 1, 10_000, "the holder's new invalidation connection");
-    await sleep(500); // every hold read (tracked) again
-    const deleted = Date.now();
-    await admin.del('latchkey:{ended:refused}:lock');
-    await eventually(() => lease.signal.aborted, 3_000, 'the loss told');
-    assert.ok(Date.now() - deleted < 3_000);
+    await eventually(
+      async () => (await invalidationSinks(admin)) === 1,
+      10_000,
+      "the holder's new invalidation connection",
+    );
+    await assertDeletionTold(admin, 'latchkey:{ended:refused}:lock', lease);
   });
 });
