@@ -5,9 +5,9 @@ import { startServer } from './helpers/redis.js';
 
 /**
  * The files an uncontended `lock()` / `unlock()` runs, as docs/architecture.md names them: six of
- * lock logic, the rest leaves (the client's open check, owner ids, renewal, timers, the Redis
- * port, diagnostics). A new file on this path, or one that left it, fails here: update
- * docs/architecture.md with it.
+ * lock logic, the rest leaves (the client's open check, owner ids, the listening check, renewal,
+ * timers, the Redis port, diagnostics). A new file on this path, or one that left it, fails here:
+ * update docs/architecture.md with it.
  */
 const LOCK_LOGIC = [
   'engine/acquire.ts',
@@ -21,6 +21,7 @@ const LEAVES = [
   'client.ts', // the context's assertOpen()
   'diagnostics.ts',
   'engine/timers.ts',
+  'engine/waiters.ts', // does a recent wait still listen for this lock?
   'engine/watchdog.ts',
   'owner.ts',
   'redis/coalesce-writes.ts',

@@ -16,10 +16,12 @@ export interface Acquisition<T> {
   readonly name: string;
   readonly kind: LockKind;
   /**
-   * One attempt. `message` is the payload of a message addressed to this wait, if one woke it (a
-   * lock handed over to it). Safe to repeat: an attempt whose reply was lost is simply made again.
+   * One attempt. `listening`: the wait is subscribed to `channel`, so a message addressed to it
+   * will be heard (only then may the lock queue it for a hand-over). `message` is the payload of
+   * such a message, if one woke it (a lock handed over to it). Safe to repeat: an attempt whose
+   * reply was lost is simply made again.
    */
-  attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<T>>;
+  attempt(deadline: number | undefined, listening: boolean, message: string | undefined): Promise<Attempt<T>>;
   /**
    * Gives back whatever this acquisition may hold: called once when it ends without acquiring
    * (time up, aborted, failed), after an uncertain attempt too, and when the caller aborted while
@@ -52,8 +54,10 @@ const FALLBACK_RETRY_MS = 1_000;
 /**
  * The one acquisition pipeline: the first attempt (uncontended: nothing set up for a wait), then
  * subscribe and try again (a release may have come before the subscription), then park until a
- * message, the holder's lease end or the deadline, and try again. A failed call (Redis
- * unreachable, a failover) is retried, within the deadline and `failFor`; at the deadline the
+ * message, the holder's lease end or the deadline, and try again. A client still subscribed to
+ * the channel from a recent wait finds the lock busy: it joins before its first attempt, which
+ * then listens (a lock queues it), saving the round trip of a try that would fail. A failed call
+ * (Redis unreachable, a failover) is retried, within the deadline and `failFor`; at the deadline the
  * answer is what the last attempt found: not acquired (undefined) if it found the lock held,
  * RedisUnavailableError if it could not ask. Whatever ends the wait without the lock, or an abort
  * that comes while the winning attempt is in flight, gives back what the acquisition may hold.
@@ -66,15 +70,20 @@ export async function acquire<T>(
   signal?.throwIfAborted();
   // Failed calls in a row are ridden out for commandTimeout before the wait fails.
   const wait = new WaitState(acquisition, ctx.options.commandTimeout);
+  const single = deadline !== undefined && deadline <= Date.now();
   // A single attempt is bounded by commandTimeout alone, not by a deadline of "now".
-  const callDeadline = deadline !== undefined && deadline <= Date.now() ? undefined : deadline;
+  const callDeadline = single ? undefined : deadline;
   let waiter: Waiter | undefined;
   let message: string | undefined;
   try {
+    const { channel } = acquisition;
+    if (channel !== undefined && !single && ctx.waiters.isSubscribed(channel)) {
+      waiter = await wait.join(ctx.waiters, deadline);
+    }
     for (let round = 0; ; round++) {
       // A wait outlives nothing: shutdown() ends it (a spin wait has no subscription to fail).
       if (round > 0) ctx.assertOpen();
-      const reply = await acquisition.attempt(callDeadline, message).catch(wait.failed);
+      const reply = await acquisition.attempt(callDeadline, waiter !== undefined, message).catch(wait.failed);
       const outcome = reply && (await wait.answered(reply, ctx));
       if (outcome?.acquired) {
         if (signal?.aborted) throw signal.reason;
@@ -88,7 +97,7 @@ export async function acquire<T>(
         return undefined;
       }
       wait.start();
-      if (acquisition.channel !== undefined && waiter === undefined) {
+      if (channel !== undefined && waiter === undefined) {
         waiter = await wait.join(ctx.waiters, deadline);
         // Subscribed now: try again at once, a release may have come before the subscription.
         if (waiter) continue;

@@ -61,6 +61,11 @@ export class Waiters {
     });
   }
 
+  /** Whether this client listens on `channel` (or is subscribing to it): a wait is on, or lingers. */
+  isSubscribed(channel: string): boolean {
+    return this.#channels.has(channel);
+  }
+
   /** Wakes every parked waiter with `error` and drops every subscription (client shutdown). */
   async close(error: Error): Promise<void> {
     this.#closed = error;

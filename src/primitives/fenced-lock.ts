@@ -46,8 +46,8 @@ function fencedBackend(ctx: ClientContext, name: string): LockBackend {
           return acquisition.waitId;
         },
         giveUp: () => acquisition.giveUp(),
-        async attempt(deadline, message) {
-          const taken = await acquisition.attempt(deadline, message);
+        async attempt(deadline, listening, message) {
+          const taken = await acquisition.attempt(deadline, listening, message);
           if (!taken.acquired) return taken;
           const token = await ctx.run(fencedLockIssue, [base.key, fence, legacyFence], [owner], deadline);
           // Lost in between (a lease shorter than a round trip): not acquired, try again.

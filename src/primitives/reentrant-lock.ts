@@ -101,7 +101,7 @@ interface LockSetup {
 
 /** One acquisition of the lock by one owner: its attempts, and the tickets of those that queued. */
 class LockAcquisition implements Acquisition<Grant> {
-  #attempts = 0;
+  #tickets = 0;
   #waitId: string | undefined;
   /** When each queued attempt was sent, by ticket (the last few). */
   #sent: Map<string, number> | undefined;
@@ -141,7 +141,7 @@ class LockAcquisition implements Acquisition<Grant> {
     return (this.#waitId ??= (++waitCount).toString(36));
   }
 
-  attempt(deadline: number | undefined, message: string | undefined): Promise<Attempt<Grant>> {
+  attempt(deadline: number | undefined, listening: boolean, message: string | undefined): Promise<Attempt<Grant>> {
     const { ctx, lockKey, style, refreshEvery } = this.setup;
     const handedAt = message === undefined ? undefined : this.#sent?.get(message);
     // The hand-over was written by the releasing client's connection: a WAIT on ours covers it only
@@ -153,12 +153,12 @@ class LockAcquisition implements Acquisition<Grant> {
     if (trusted && provenUntil(handedAt, this.#reserve) > Date.now() + this.#reserve / 2) {
       return Promise.resolve(this.#granted(handedAt, this.#reserve, true));
     }
-    // The first attempt is a plain try; once the wait listens for hand-overs it queues.
-    const queue = style.queue && this.#attempts++ > 0;
+    // A wait queues once it listens for hand-overs: none goes out to a wait that would not hear it.
+    const queue = style.queue && listening;
     const sentAt = Date.now();
     let args: (string | number)[] = [this.owner, this.leaseMs];
     if (queue) {
-      const ticket = String(this.#attempts);
+      const ticket = String(++this.#tickets);
       const sent = (this.#sent ??= new Map<string, number>());
       sent.set(ticket, sentAt);
       if (sent.size > 8) sent.delete(sent.keys().next().value!);

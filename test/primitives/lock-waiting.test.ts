@@ -3,6 +3,7 @@ import { before, describe, it } from 'node:test';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 import { contextOf } from '../../src/client.js';
+import { lockAcquire } from '../../src/scripts/index.js';
 
 let server: TestServer;
 before(async () => {
@@ -102,6 +103,37 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     await eventually(async () => (await subscribers(handOvers)) === 0, 3_000, 'unsubscribed after the last wait');
     assert.equal(contextOf(locks).waiters.channelCount, 0);
     await holder.unlock();
+  });
+
+  it('a client that still listens for the lock from a recent wait queues at its first attempt', async () => {
+    const holder = server.lockClient().getLock('listening');
+    const locks = server.lockClient();
+    await holder.lock();
+    // A wait that ends leaves the channel subscribed for a moment (the linger).
+    assert.equal(await locks.getLock('listening').tryLock({ waitTime: 20 }), false);
+    const monitor = await server.client().monitor();
+    const attempts: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha' && args[1] === lockAcquire.sha) attempts.push(args);
+    });
+    try {
+      const lock = locks.getLock('listening');
+      const waiting = lock.lock();
+      await eventually(() => attempts.length > 0, 2_000, 'an attempt');
+      await sleep(100);
+      // One attempt, and it queued: EVALSHA, its sha, one key and the key, then six arguments (a
+      // plain try sends two: the owner and the lease).
+      assert.deepEqual(
+        attempts.map((args) => args.length),
+        [10],
+        'one queued attempt, with no plain try before it',
+      );
+      await holder.unlock();
+      await waiting;
+      await lock.unlock();
+    } finally {
+      monitor.disconnect();
+    }
   });
 
   it('abort while waiting rejects with the reason and leaves no waiter, subscription or hold', async () => {
