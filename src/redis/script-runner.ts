@@ -39,23 +39,30 @@ export function createScriptRunner(
  */
 class CallTimeouts {
   /** In the order they were made, which is the order they time out in. */
-  readonly #pending = new Set<{ readonly at: number; readonly fail: () => void }>();
+  readonly #pending = new Set<PendingCall>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly ms: number) {}
 
   bound<T>(call: Promise<T>, onTimeout: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const entry = { at: Date.now() + this.ms, fail: () => reject(onTimeout()) };
+      const entry: PendingCall = { at: Date.now() + this.ms, fail: () => reject(onTimeout()) };
       this.#pending.add(entry);
       if (this.#timer === undefined) this.#timer = this.#arm(this.ms);
+      const settled = (): void => {
+        this.#pending.delete(entry);
+        // A removed entry may still be reached from garbage already in the old generation (a
+        // Set's earlier tables): through `fail` it would keep this promise, and every async frame
+        // awaiting it, alive across scavenges, and so promote them all.
+        entry.fail = undefined;
+      };
       call.then(
         (value) => {
-          this.#pending.delete(entry);
+          settled();
           resolve(value);
         },
         (error: unknown) => {
-          this.#pending.delete(entry);
+          settled();
           reject(error);
         },
       );
@@ -77,9 +84,15 @@ class CallTimeouts {
         return;
       }
       this.#pending.delete(entry);
-      entry.fail();
+      entry.fail?.();
     }
   }
+}
+
+interface PendingCall {
+  readonly at: number;
+  /** Rejects the call; undefined once it settled. */
+  fail: (() => void) | undefined;
 }
 
 /** Settles like `promise`, or rejects with `onTimeout()` after `ms`; a late settlement is absorbed. */
