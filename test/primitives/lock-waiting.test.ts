@@ -3,7 +3,6 @@ import { before, describe, it } from 'node:test';
 import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
 import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 import { contextOf } from '../../src/client.js';
-import { lockAcquire } from '../../src/scripts/index.js';
 
 let server: TestServer;
 before(async () => {
@@ -105,34 +104,30 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     await holder.unlock();
   });
 
-  it('a client that still listens for the lock from a recent wait queues at its first attempt', async () => {
-    const holder = server.lockClient().getLock('listening');
+  it('a client already listening for the lock queues at its first attempt', async () => {
+    // Renewal-only loss detection: the holder sends no script of its own while the waits run.
+    const holder = server.lockClient({ lossDetection: 'renewal' }).getLock('listening');
     const locks = server.lockClient();
+    const admin = server.client();
+    const queue = 'latchkey:{listening}:lock:queue';
     await holder.lock();
-    const monitor = await server.client().monitor();
-    /** The acquire attempts Redis ran, by owner: each acquisition is an owner of its own. */
-    const attempts = new Map<string, number[]>();
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() !== 'evalsha' || args[1] !== lockAcquire.sha) return;
-      attempts.set(args[4]!, [...(attempts.get(args[4]!) ?? []), args.length]);
-    });
-    try {
-      // A wait that ends leaves the channel subscribed for a moment (the linger); the next starts
-      // within it.
-      assert.equal(await locks.getLock('listening').tryLock({ waitTime: 20 }), false);
-      const lock = locks.getLock('listening');
-      const waiting = lock.lock();
-      await eventually(() => attempts.size === 2, 2_000, 'an attempt of the second acquisition');
-      await sleep(100);
-      // One attempt, and it queued: EVALSHA, its sha, one key and the key, then six arguments (a
-      // plain try sends two: the owner and the lease).
-      assert.deepEqual([...attempts.values()][1], [10], 'one queued attempt, with no plain try before it');
-      await holder.unlock();
-      await waiting;
-      await lock.unlock();
-    } finally {
-      monitor.disconnect();
-    }
+    // A wait of this client keeps it subscribed to the lock's hand-overs (as a wait that just
+    // ended would, for the linger); parked, it sends nothing until its place needs a refresh.
+    const first = locks.getLock('listening');
+    const firstWaiting = first.lock();
+    await eventually(async () => (await admin.llen(queue)) === 1, 2_000, 'the first wait queued');
+    await admin.config('RESETSTAT');
+    const second = locks.getLock('listening');
+    const secondWaiting = second.lock();
+    await eventually(async () => (await admin.llen(queue)) === 2, 2_000, 'the second wait queued');
+    await sleep(100);
+    // A plain try first would make two.
+    assert.equal(await commandCalls(admin, 'evalsha'), 1, 'one attempt, and it queued');
+    await holder.unlock();
+    await firstWaiting;
+    await first.unlock();
+    await secondWaiting;
+    await second.unlock();
   });
 
   it('abort while waiting rejects with the reason and leaves no waiter, subscription or hold', async () => {
