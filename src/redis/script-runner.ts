@@ -49,24 +49,25 @@ class CallTimeouts {
       const entry: PendingCall = { at: Date.now() + this.ms, fail: () => reject(onTimeout()) };
       this.#pending.add(entry);
       if (this.#timer === undefined) this.#timer = this.#arm(this.ms);
-      const settled = (): void => {
-        this.#pending.delete(entry);
-        // A removed entry may still be reached from garbage already in the old generation (a
-        // Set's earlier tables): through `fail` it would keep this promise, and every async frame
-        // awaiting it, alive across scavenges, and so promote them all.
-        entry.fail = undefined;
-      };
       call.then(
         (value) => {
-          settled();
+          this.#settled(entry);
           resolve(value);
         },
         (error: unknown) => {
-          settled();
+          this.#settled(entry);
           reject(error);
         },
       );
     });
+  }
+
+  #settled(entry: PendingCall): void {
+    this.#pending.delete(entry);
+    // A removed entry may still be reached from garbage already in the old generation (a Set's
+    // earlier tables): through `fail` it would keep the call's promise, and every async frame
+    // awaiting it, alive across scavenges, and so promote them all.
+    entry.fail = undefined;
   }
 
   #arm(ms: number): NodeJS.Timeout {
