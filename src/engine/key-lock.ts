@@ -5,7 +5,6 @@ import { withTimeout } from '../redis/script-runner.js';
 import { acquire } from './acquire.js';
 import type { AcquireRequest, Grant, HeldLock, Hold, LockBackend, LockStatus, MemberCore } from './lock-core.js';
 import { provenUntil, type Liveness } from './liveness.js';
-import type { Renewal } from './watchdog.js';
 
 /**
  * A lock kept under one Redis key (Lock, FairLock, SpinLock, FencedLock, either side of a
@@ -77,31 +76,21 @@ export class KeyLock implements MemberCore {
       liveness,
       token: grant.token,
       since: grant.since,
-      renewal: this.#renewal(liveness, owner, grant, request.leaseTime),
+      // Without leaseTime the watchdog renews the hold (up to maxLeaseTime). With one it expires by
+      // itself, unless the grant proved less (a hand-over's short reservation): then the watchdog
+      // extends it to the lease's end.
+      renewal: this.ctx.watchdog.add(
+        liveness,
+        { script: this.backend.renewScript, key, owner },
+        grant.since,
+        grant.since + (request.leaseTime ?? this.ctx.options.maxLeaseTime ?? Infinity),
+      ),
       unwatch: this.ctx.lossWatch?.watch(liveness, { script: this.backend.checkScript, key, owner }),
     };
     this.ctx.holds.set(holdKey, hold);
     const waited = Date.now() - started;
     listening('acquire')?.publish({ name, kind, key, owner, holds: 1, waited, byMessage: grant.byMessage === true });
     return { liveness, token: grant.token };
-  }
-
-  /**
-   * Without leaseTime the watchdog renews the hold (up to maxLeaseTime). With one it expires by
-   * itself, unless the grant proved less than the lease (a hand-over's short reservation): then
-   * the watchdog extends it to the lease's end.
-   */
-  #renewal(liveness: Liveness, owner: string, grant: Grant, leaseTime: number | undefined): Renewal | undefined {
-    const { maxLeaseTime } = this.ctx.options;
-    const renewUntil =
-      leaseTime !== undefined
-        ? grant.since + leaseTime
-        : maxLeaseTime === undefined
-          ? Infinity
-          : grant.since + maxLeaseTime;
-    if (grant.validUntil >= provenUntil(renewUntil, 0)) return undefined;
-    const target = { script: this.backend.renewScript, key: this.backend.key, owner };
-    return this.ctx.watchdog.add(liveness, target, renewUntil);
   }
 
   /**

@@ -64,9 +64,12 @@ export class Watchdog {
   constructor(private readonly options: WatchdogOptions) {}
 
   /**
-   * Renews `liveness` until `renewUntil` (Infinity: until removed). Returns what stops renewing it.
+   * Renews `liveness`, proven from a grant sent at `since`, until `renewUntil` (Infinity: until
+   * removed). Returns what stops renewing it; undefined when the grant's lease already reaches
+   * `renewUntil` (a fixed lease taken directly).
    */
-  add(liveness: Liveness, target: RenewalTarget, renewUntil = Infinity): Renewal {
+  add(liveness: Liveness, target: RenewalTarget, since: number, renewUntil = Infinity): Renewal | undefined {
+    if (provenToEnd(liveness, since, renewUntil)) return undefined;
     const renewal: Renewal = {
       liveness,
       target,
@@ -179,8 +182,8 @@ export class Watchdog {
   }
 
   #afterRenewal(renewal: Renewal, sentAt: number): void {
-    if (renewal.liveness.validUntil >= provenUntil(renewal.renewUntil, 0)) {
-      // Proven to its end: nothing left to renew; its Liveness ends it when the time comes.
+    if (provenToEnd(renewal.liveness, sentAt, renewal.renewUntil)) {
+      // Nothing left to renew; its Liveness ends it when the time comes.
       renewal.removed = true;
       this.#entries.delete(renewal);
     } else {
@@ -195,6 +198,14 @@ export class Watchdog {
     // Everything due within half a period more goes in the same round, so that batches stay full.
     this.#timer = setLongTimeout(() => void this.#round(at + this.#period() / 2), at - Date.now());
   }
+}
+
+/**
+ * The lease last set, by a call sent at `from`, reaches `renewUntil`: no renewal can prove more.
+ * (Measured against the end itself, proven time always falls short of it by the drift allowance.)
+ */
+function provenToEnd(liveness: Liveness, from: number, renewUntil: number): boolean {
+  return renewUntil !== Infinity && liveness.validUntil >= provenUntil(from, renewUntil - from);
 }
 
 /** A third of the way from `from` to the end of what is proven. */

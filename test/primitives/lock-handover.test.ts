@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { lockAcquire, lockLeave, lockReenter, lockRelease } from '../../src/scripts/index.js';
+import { contextOf } from '../../src/client.js';
 import { assertNoKeyWithoutTtl, keysLeft as lockKeysLeft } from '../helpers/leftovers.js';
 import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
@@ -130,6 +131,29 @@ describe('Lock: hand-over to waiters, no barging', () => {
     assert.ok((await waiter.remainTimeToLive()) > 20_000);
     await waiter.unlock();
     assert.deepEqual(await lockKeysLeft(server.client(), 'claim'), []);
+  });
+
+  it('a fixed lease is renewed only when a hand-over proved less of it, and never past its end', async () => {
+    const options = { fairWaiterTimeout: 900 };
+    const holderClient = server.lockClient(options);
+    const waiterClient = server.lockClient(options);
+    const holder = holderClient.getLock('fixed-lease');
+    const waiter = waiterClient.getLock('fixed-lease');
+    // Taken directly, a fixed lease is proven to its end by the grant: nothing to renew.
+    await holder.lock({ leaseTime: 60_000 });
+    assert.equal(contextOf(holderClient).watchdog.size, 0);
+    const waiting = waiter.lock({ leaseTime: 2_500 });
+    await sleep(50);
+    await holder.unlock();
+    await waiting;
+    // Handed over for the 900 ms reservation: the watchdog extends it towards the lease's end.
+    assert.equal(contextOf(waiterClient).watchdog.size, 1);
+    assert.ok((await waiter.remainTimeToLive()) <= 900);
+    await eventually(async () => (await waiter.remainTimeToLive()) > 900, 2_000, 'extended past the reservation');
+    // ... but not past the 2.5 s it asked for: it expires by itself, and nothing renews it after.
+    assert.ok((await waiter.remainTimeToLive()) <= 2_500);
+    await eventually(() => contextOf(waiterClient).watchdog.size === 0, 4_000, 'renewed to its end');
+    await eventually(async () => !(await waiter.isLocked()), 4_000, 'expired at its lease end');
   });
 
   it('a short hold handed over never sends a claim, and leaves nothing behind', async () => {
