@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { LockClient, type Lock, type LockClientOptions, type LockLease } from '../../src/index.js';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
-import { startReplicatedCluster, type ReplicatedCluster } from '../helpers/deployments.js';
+import { shutDownAfterFile, startReplicatedCluster, type ReplicatedCluster } from '../helpers/deployments.js';
 
 /** The hash slot of a lock name's keys (`latchkey:{name}:…`). */
 const slotOf = (name: string): number => clusterSlot(`{${name}}`);
@@ -18,17 +18,13 @@ before(async () => {
   cluster = await startReplicatedCluster();
 });
 
-const made: LockClient[] = [];
-after(() => Promise.all(made.map((locks) => locks.shutdown())));
-
 /** A lease long enough to outlast a failover (~3 s) between renewals; renewed every 2 s. */
 const OPTIONS: LockClientOptions = { watchdogTimeout: 6_000, commandTimeout: 8_000 };
 
 const clients: Record<string, () => Promise<LockClient>> = {
-  ioredis: () => Promise.resolve(track(new LockClient(cluster.ioredis(), OPTIONS))),
-  'node-redis': async () => track(new LockClient(await cluster.nodeRedis(), OPTIONS)),
+  ioredis: () => Promise.resolve(shutDownAfterFile(new LockClient(cluster.ioredis(), OPTIONS))),
+  'node-redis': async () => shutDownAfterFile(new LockClient(await cluster.nodeRedis(), OPTIONS)),
 };
-const track = (locks: LockClient): LockClient => (made.push(locks), locks);
 
 /** A holder and `count` waiters (each on a client of its own) queued on `name`. */
 async function holderAndWaiters(

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { LockClient, LockLostError, type LockClientOptions } from '../../src/index.js';
-import { startRestartableServer, type RestartableServer } from '../helpers/deployments.js';
+import { shutDownAfterFile, startRestartableServer, type RestartableServer } from '../helpers/deployments.js';
 
 let server: RestartableServer;
 before(async () => {
@@ -9,12 +9,9 @@ before(async () => {
 });
 
 const clients: Record<string, (options?: LockClientOptions) => Promise<LockClient>> = {
-  ioredis: (options) => Promise.resolve(track(new LockClient(server.ioredis(), options))),
-  'node-redis': async (options) => track(new LockClient(await server.nodeRedis(), options)),
+  ioredis: (options) => Promise.resolve(shutDownAfterFile(new LockClient(server.ioredis(), options))),
+  'node-redis': async (options) => shutDownAfterFile(new LockClient(await server.nodeRedis(), options)),
 };
-const made: LockClient[] = [];
-const track = (locks: LockClient): LockClient => (made.push(locks), locks);
-after(() => Promise.all(made.map((locks) => locks.shutdown())));
 
 /** Resolves with when `signal` aborted, or rejects after `ms`. */
 function abortedWithin(signal: AbortSignal, ms: number): Promise<number> {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import {
   LockClient,
   LockLostError,
@@ -7,7 +7,7 @@ import {
   type LockClientOptions,
   type LockLease,
 } from '../../src/index.js';
-import { directClient, startSentinelGroup, type SentinelGroup } from '../helpers/deployments.js';
+import { directClient, shutDownAfterFile, startSentinelGroup, type SentinelGroup } from '../helpers/deployments.js';
 
 /**
  * Locks through Sentinel (1 master, 2 replicas, 3 Sentinels) with ioredis and node-redis: a
@@ -19,13 +19,10 @@ before(async () => {
   group = await startSentinelGroup();
 });
 
-const made: LockClient[] = [];
-after(() => Promise.all(made.map((locks) => locks.shutdown())));
-const track = (locks: LockClient): LockClient => (made.push(locks), locks);
-
 const clients: Record<string, (options?: LockClientOptions) => Promise<LockClient>> = {
-  ioredis: (options) => Promise.resolve(track(new LockClient(group.ioredis({ failoverDetector: true }), options))),
-  'node-redis': async (options) => track(new LockClient(await group.nodeRedis(), options)),
+  ioredis: (options) =>
+    Promise.resolve(shutDownAfterFile(new LockClient(group.ioredis({ failoverDetector: true }), options))),
+  'node-redis': async (options) => shutDownAfterFile(new LockClient(await group.nodeRedis(), options)),
 };
 
 /** Resolves once `signal` aborted, or rejects after `ms`. */

@@ -24,6 +24,7 @@ import {
   type RedisSentinelType,
 } from 'redis';
 import { startRedisServer, type RedisProcess } from '../../src/cli/redis-server.js';
+import type { LockClient } from '../../src/index.js';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -149,6 +150,15 @@ async function behind(admin: Admin, master: number, replicas: readonly number[])
     if (!(got >= wrote)) return `replica ${port} at offset ${got} of ${master}'s ${wrote}`;
   }
   return undefined;
+}
+
+/**
+ * Shuts `locks` down after the file, before the Redis clients and servers made before it close:
+ * a test file's own `after` would run after this module's, with the servers already gone.
+ */
+export function shutDownAfterFile(locks: LockClient): LockClient {
+  cleanups.push(() => locks.shutdown());
+  return locks;
 }
 
 function trackIoredis<T extends Redis | Cluster>(client: T): T {
