@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { startCluster, startSentinel, type TestCluster, type TestSentinel } from '../helpers/cluster.js';
 import { startFixture } from '../helpers/fixture-process.js';
-import { startServer, type TestServer } from '../helpers/redis.js';
+import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
 let cluster: TestCluster;
@@ -53,6 +53,34 @@ describe('shutdown() while latchkey still opens its connections, the servers gon
           child.exited,
           new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 5_000)),
         ]);
+        assert.equal(exited, 0, `the process after shutdown: ${String(exited)}; it printed ${child.lines.join(' / ')}`);
+      });
+});
+
+describe('shutdown() after the servers died, its connections reconnecting to nothing', () => {
+  for (const library of ['ioredis', 'node-redis'])
+    for (const deployment of ['standalone', 'sentinel'])
+      it(`${library} on ${deployment}`, async () => {
+        const own = deployment === 'sentinel' ? await startSentinel() : await startServer();
+        const address = 'sentinel' in own ? own.sentinel : own;
+        const child = startFixture('shutdown-exits', [
+          library,
+          deployment,
+          `${address.host}:${address.port}`,
+          'name' in own ? own.name : '-',
+          'servers-gone',
+        ]);
+        await child.waitFor('ready', 20_000);
+        await Promise.all('sentinel' in own ? [own.sentinel.stop(true), own.primary.stop(true)] : [own.stop(true)]);
+        // Long enough for every connection to have noticed and to be between reconnect attempts.
+        await sleep(500);
+        child.child.kill('SIGUSR2');
+        await child.waitFor('closed', 20_000);
+        const exited = await Promise.race([
+          child.exited,
+          new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 5_000)),
+        ]);
+        // (node-redis' Sentinel client prints its failed reconnects on stdout: only the exit is checked.)
         assert.equal(exited, 0, `the process after shutdown: ${String(exited)}; it printed ${child.lines.join(' / ')}`);
       });
 });
