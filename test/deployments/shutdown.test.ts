@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { startCluster, startSentinel, type TestCluster, type TestSentinel } from '../helpers/cluster.js';
-import { startFixture } from '../helpers/fixture-process.js';
+import { startFixture, type FixtureProcess } from '../helpers/fixture-process.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 let server: TestServer;
@@ -10,6 +10,34 @@ let sentinel: TestSentinel;
 before(async () => {
   [server, cluster, sentinel] = await Promise.all([startServer(), startCluster(), startSentinel()]);
 });
+
+/** The fixture's exit code, or 'still running' when it has not exited within `ms`. */
+function exitWithin(child: FixtureProcess, ms: number): Promise<number | null | 'still running'> {
+  return Promise.race([
+    child.exited,
+    new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), ms)),
+  ]);
+}
+
+/** The fixture in `mode` on a standalone server or Sentinel group started for it alone. */
+async function onServersOfItsOwn(
+  library: string,
+  deployment: string,
+  mode: 'at-once' | 'servers-gone',
+): Promise<{ child: FixtureProcess; stopServers: () => Promise<unknown> }> {
+  const own = deployment === 'sentinel' ? await startSentinel() : await startServer();
+  const address = 'sentinel' in own ? own.sentinel : own;
+  const child = startFixture('shutdown-exits', [
+    library,
+    deployment,
+    `${address.host}:${address.port}`,
+    'name' in own ? own.name : '-',
+    mode,
+  ]);
+  const stopServers = (): Promise<unknown> =>
+    Promise.all('sentinel' in own ? [own.sentinel.stop(true), own.primary.stop(true)] : [own.stop(true)]);
+  return { child, stopServers };
+}
 
 describe('shutdown() leaves nothing open that keeps the process alive', () => {
   for (const library of ['ioredis', 'node-redis'])
@@ -24,10 +52,7 @@ describe('shutdown() leaves nothing open that keeps the process alive', () => {
           sentinel.name,
         ]);
         await child.waitFor('closed', 20_000);
-        const exited = await Promise.race([
-          child.exited,
-          new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 5_000)),
-        ]);
+        const exited = await exitWithin(child, 5_000);
         assert.equal(exited, 0, `the process after shutdown: ${String(exited)}; it printed ${child.lines.join(' / ')}`);
         assert.deepEqual(child.lines, ['waited: false', 'closed']);
       });
@@ -38,21 +63,10 @@ describe('shutdown() while latchkey still opens its connections, the servers gon
     for (const deployment of ['standalone', 'sentinel'])
       it(`${library} on ${deployment}`, async () => {
         // Servers of its own: they stop as soon as the process says it closed everything.
-        const own = deployment === 'sentinel' ? await startSentinel() : await startServer();
-        const address = 'sentinel' in own ? own.sentinel : own;
-        const child = startFixture('shutdown-exits', [
-          library,
-          deployment,
-          `${address.host}:${address.port}`,
-          'name' in own ? own.name : '-',
-          'at-once',
-        ]);
+        const { child, stopServers } = await onServersOfItsOwn(library, deployment, 'at-once');
         await child.waitFor('closed', 20_000);
-        await Promise.all('sentinel' in own ? [own.sentinel.stop(true), own.primary.stop(true)] : [own.stop(true)]);
-        const exited = await Promise.race([
-          child.exited,
-          new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 5_000)),
-        ]);
+        await stopServers();
+        const exited = await exitWithin(child, 5_000);
         assert.equal(exited, 0, `the process after shutdown: ${String(exited)}; it printed ${child.lines.join(' / ')}`);
       });
 });
@@ -61,25 +75,14 @@ describe('shutdown() after the servers died, its connections reconnecting to not
   for (const library of ['ioredis', 'node-redis'])
     for (const deployment of ['standalone', 'sentinel'])
       it(`${library} on ${deployment}`, async () => {
-        const own = deployment === 'sentinel' ? await startSentinel() : await startServer();
-        const address = 'sentinel' in own ? own.sentinel : own;
-        const child = startFixture('shutdown-exits', [
-          library,
-          deployment,
-          `${address.host}:${address.port}`,
-          'name' in own ? own.name : '-',
-          'servers-gone',
-        ]);
+        const { child, stopServers } = await onServersOfItsOwn(library, deployment, 'servers-gone');
         await child.waitFor('ready', 20_000);
-        await Promise.all('sentinel' in own ? [own.sentinel.stop(true), own.primary.stop(true)] : [own.stop(true)]);
+        await stopServers();
         // Long enough for every connection to have noticed and to be between reconnect attempts.
         await sleep(500);
         child.child.kill('SIGUSR2');
         await child.waitFor('closed', 20_000);
-        const exited = await Promise.race([
-          child.exited,
-          new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 5_000)),
-        ]);
+        const exited = await exitWithin(child, 5_000);
         // (node-redis' Sentinel client prints its failed reconnects on stdout: only the exit is checked.)
         assert.equal(exited, 0, `the process after shutdown: ${String(exited)}; it printed ${child.lines.join(' / ')}`);
       });
