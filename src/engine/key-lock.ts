@@ -40,7 +40,9 @@ export class KeyLock implements MemberCore {
     return this.ctx.holds.get(this.#who(ownerId).holdKey);
   }
 
-  acquire(ownerId: string, request: AcquireRequest, shared = true): Promise<HeldLock | undefined> {
+  // async, as every method here that returns a promise: a closed client rejects rather than throws,
+  // so a caller's .catch() (a MultiLock giving back a member granted late) hears it.
+  async acquire(ownerId: string, request: AcquireRequest, shared = true): Promise<HeldLock | undefined> {
     this.ctx.assertOpen();
     const { owner, holdKey } = this.#who(ownerId);
     const call = (): Promise<HeldLock | undefined> => {
@@ -126,7 +128,7 @@ export class KeyLock implements MemberCore {
     return { liveness: hold.liveness, token: hold.token };
   }
 
-  release(ownerId: string, shared = true): Promise<number> {
+  async release(ownerId: string, shared = true): Promise<number> {
     this.ctx.assertOpen();
     const { owner, holdKey } = this.#who(ownerId);
     if (!shared) return this.#releaseNow(owner, holdKey).result;
@@ -252,12 +254,12 @@ export class KeyLock implements MemberCore {
     return this.#hold(ownerId)?.liveness;
   }
 
-  forceUnlock(): Promise<boolean> {
+  async forceUnlock(): Promise<boolean> {
     this.ctx.assertOpen();
     return this.backend.forceUnlock();
   }
 
-  status(ownerId: string): Promise<LockStatus> {
+  async status(ownerId: string): Promise<LockStatus> {
     this.ctx.assertOpen();
     return this.backend.status(this.#who(ownerId).owner);
   }

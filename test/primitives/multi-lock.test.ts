@@ -240,6 +240,33 @@ describe('MultiLock: unlock, abort and outages', () => {
     await assert.rejects(lock.unlock(), LockNotHeldError);
   });
 
+  it('a RedLock member granted after its client shut down is no unhandled rejection', async () => {
+    // The attempt holds its majority without the frozen member; the group is released and the
+    // clients shut down before that member's grant arrives, so there is nobody left to give it to.
+    const clients = party();
+    const lock = clients[0]!.getRedLock(...clients.map((client) => client.getLock('late-after-shutdown')));
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown): number => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    servers[2]!.freeze();
+    try {
+      assert.equal(await lock.tryLock(), true);
+      await lock.unlock();
+      await Promise.all(clients.map((client) => client.shutdown()));
+    } finally {
+      servers[2]!.resume();
+    }
+    try {
+      // The late grant arrives at once on resume; nothing of the shut-down client keeps it alive,
+      // so its lease (900 ms) lapses.
+      await sleep(1_300);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+    assert.deepEqual(unhandled.map(String), []);
+    assert.deepEqual(await ttls('late-after-shutdown'), [-2, -2, -2]);
+  });
+
   it('an unreachable member fails the attempt with QuorumError and leaves nothing held', async () => {
     const lock = multi(party(), 'frozen-lock');
     servers[0]!.freeze();
