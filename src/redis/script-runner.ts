@@ -26,8 +26,10 @@ export function createScriptRunner(
   return (script, keys, args, deadline) => {
     const call = connection.evalScript(script, keys, args);
     const limit = deadline === undefined ? commandTimeout : Math.max(MIN_CALL_MS, deadline - Date.now());
-    // Cut sooner by a wait's own deadline: rare enough for a timer of its own.
-    if (limit < commandTimeout) return withTimeout(call, limit, () => noReply(script, limit));
+    // Cut sooner by a wait's own deadline: rare enough for a timer of its own. A deadline about
+    // commandTimeout away (a release retried for commandTimeout, every unlock()) shares the one
+    // timer: it is cut at most MIN_CALL_MS late, as any deadline may be.
+    if (limit < commandTimeout - MIN_CALL_MS) return withTimeout(call, limit, () => noReply(script, limit));
     return inFlight.bound(call, () => noReply(script, commandTimeout));
   };
 }
