@@ -73,6 +73,7 @@ export async function acquire<T>(
   const single = deadline !== undefined && deadline <= Date.now();
   // A single attempt is bounded by commandTimeout alone, not by a deadline of "now".
   const callDeadline = single ? undefined : deadline;
+  const needsReplicas = ctx.options.replicaAcks > 0 && acquisition.grantKey !== undefined;
   let waiter: Waiter | undefined;
   let message: string | undefined;
   try {
@@ -83,8 +84,16 @@ export async function acquire<T>(
     for (let round = 0; ; round++) {
       // A wait outlives nothing: shutdown() ends it (a spin wait has no subscription to fail).
       if (round > 0) ctx.assertOpen();
-      const reply = await acquisition.attempt(callDeadline, waiter !== undefined, message).catch(wait.failed);
-      const outcome = reply && (await wait.answered(reply, ctx));
+      let outcome: Attempt<T> | undefined;
+      try {
+        outcome = await acquisition.attempt(callDeadline, waiter !== undefined, message);
+      } catch (error) {
+        outcome = wait.failed(error);
+      }
+      // With replicaAcks, a grant too few replicas acknowledged is a failed call, tried again while
+      // the owner holds the grant.
+      if (outcome?.acquired && needsReplicas && !(await wait.replicated(ctx))) outcome = undefined;
+      else if (outcome) wait.answered();
       if (outcome?.acquired) {
         if (signal?.aborted) throw signal.reason;
         wait.end('acquired');
@@ -142,25 +151,19 @@ class WaitState<T> {
     private readonly failFor: number,
   ) {}
 
-  /**
-   * An attempt answered: failures in a row end, unless it acquired and too few replicas
-   * acknowledged the grant (`replicaAcks`): that is a failed call, tried again while the owner
-   * holds the grant (undefined).
-   */
-  async answered(outcome: Attempt<T>, ctx: ClientContext): Promise<Attempt<T> | undefined> {
-    if (outcome.acquired && !(await this.#replicated(ctx))) return undefined;
+  /** An attempt answered: failures in a row end. */
+  answered(): void {
     this.#firstFailure = undefined;
     this.#failures = 0;
     this.failure = undefined;
-    return outcome;
   }
 
   /** An attempt failed: a RedisUnavailableError becomes `undefined` until failures last `failFor`. */
-  readonly failed = (error: unknown): undefined => {
+  failed(error: unknown): undefined {
     if (!(error instanceof RedisUnavailableError)) throw error;
     this.#shortOfReplicas = false;
     return this.#failed(error);
-  };
+  }
 
   /** The wait ends on a failure to reach Redis (so giving back cannot be awaited). */
   get unreachable(): boolean {
@@ -179,14 +182,13 @@ class WaitState<T> {
   }
 
   /** Whether the grant just made reached the replicas the client asks for (`replicaAcks`). */
-  async #replicated(ctx: ClientContext): Promise<boolean> {
+  async replicated(ctx: ClientContext): Promise<boolean> {
     const { grantKey, name } = this.acquisition;
     const { replicaAcks, replicaAckTimeout, commandTimeout } = ctx.options;
-    if (replicaAcks === 0 || grantKey === undefined) return true;
     let acked: number;
     try {
       acked = await withTimeout(
-        ctx.connection.waitForReplicas!(grantKey, replicaAcks, replicaAckTimeout),
+        ctx.connection.waitForReplicas!(grantKey!, replicaAcks, replicaAckTimeout),
         Math.max(commandTimeout, replicaAckTimeout + MIN_CALL_MS),
         () => new RedisUnavailableError(`Redis did not answer WAIT for "${name}" in time`),
       );

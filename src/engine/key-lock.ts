@@ -49,8 +49,8 @@ export class KeyLock implements MemberCore {
       const held = this.ctx.holds.get(holdKey);
       return held ? this.#reenter(held, request) : this.#acquireFresh(owner, holdKey, request);
     };
-    if (!shared) return call();
-    return this.ctx.serially(holdKey, () => {
+    if (!shared) return await call();
+    return await this.ctx.serially(holdKey, () => {
       const result = call();
       return { result, settled: result };
     });
@@ -131,8 +131,8 @@ export class KeyLock implements MemberCore {
   async release(ownerId: string, shared = true): Promise<number> {
     this.ctx.assertOpen();
     const { owner, holdKey } = this.#who(ownerId);
-    if (!shared) return this.#releaseNow(owner, holdKey).result;
-    return this.ctx.serially(holdKey, () => {
+    if (!shared) return await this.#releaseNow(owner, holdKey).result;
+    return await this.ctx.serially(holdKey, () => {
       const { result, settled } = this.#releaseNow(owner, holdKey);
       return { result, settled: settled.catch(() => undefined) };
     });
