@@ -243,7 +243,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       watchdog.stop();
       this.#ctx.lossWatch?.close();
       livenesses.abandonAll('the LockClient was shut down, so nothing renews it any more');
-      await waiters.close(new ShutDownError('This LockClient was shut down while waiting'));
+      waiters.close(new ShutDownError('This LockClient was shut down while waiting'));
       await connection.close();
     })();
     return this.#shutdown;

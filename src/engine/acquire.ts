@@ -79,7 +79,7 @@ export async function acquire<T>(
   try {
     const { channel } = acquisition;
     if (channel !== undefined && !single && ctx.waiters.isSubscribed(channel)) {
-      waiter = await wait.join(ctx.waiters, deadline);
+      waiter = await wait.join(ctx.waiters, deadline, signal);
     }
     for (let round = 0; ; round++) {
       // A wait outlives nothing: shutdown() ends it (a spin wait has no subscription to fail).
@@ -107,7 +107,7 @@ export async function acquire<T>(
       }
       wait.start();
       if (channel !== undefined && waiter === undefined) {
-        waiter = await wait.join(ctx.waiters, deadline);
+        waiter = await wait.join(ctx.waiters, deadline, signal);
         // Subscribed now: try again at once, a release may have come before the subscription.
         if (waiter) continue;
       }
@@ -171,9 +171,13 @@ class WaitState<T> {
   }
 
   /** Subscribes; a failure to subscribe is ridden out like a failed attempt (the wait polls meanwhile). */
-  async join(waiters: Waiters, deadline: number | undefined): Promise<Waiter | undefined> {
+  async join(
+    waiters: Waiters,
+    deadline: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Waiter | undefined> {
     try {
-      return await waiters.join(this.acquisition.channel!, this.acquisition.waitId, deadline);
+      return await waiters.join(this.acquisition.channel!, this.acquisition.waitId, deadline, signal);
     } catch (error) {
       if (!(error instanceof RedisUnavailableError)) throw error;
       this.#failed(error);

@@ -38,3 +38,22 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** Settles like `promise`, or rejects with the reason of the first of `signals` to abort. */
+export function abortable<T>(promise: Promise<T>, ...signals: readonly (AbortSignal | undefined)[]): Promise<T> {
+  const given = signals.filter((signal): signal is AbortSignal => signal !== undefined);
+  const aborted = given.find((signal) => signal.aborted);
+  if (aborted) return Promise.reject(aborted.reason as Error);
+  return new Promise((resolve, reject) => {
+    const onAbort = (event: Event): void => finish(() => reject((event.target as AbortSignal).reason));
+    function finish(settle: () => void): void {
+      for (const signal of given) signal.removeEventListener('abort', onAbort);
+      settle();
+    }
+    for (const signal of given) signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => finish(() => resolve(value)),
+      (error: unknown) => finish(() => reject(error)),
+    );
+  });
+}

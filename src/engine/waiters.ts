@@ -1,7 +1,7 @@
 import { RedisUnavailableError } from '../errors.js';
 import type { ChannelListener, RedisConnection } from '../redis/connection.js';
 import { withTimeout } from '../redis/script-runner.js';
-import { setLongTimeout, type LongTimer } from './timers.js';
+import { abortable, setLongTimeout, type LongTimer } from './timers.js';
 
 /** How long a channel stays subscribed after its last waiter left. */
 const LINGER_MS = 250;
@@ -16,6 +16,8 @@ const LINGER_MS = 250;
 export class Waiters {
   readonly #channels = new Map<string, Channel>();
   #closed: Error | undefined;
+  /** Aborted by close(): ends the waits for subscriptions still being made. */
+  readonly #closing = new AbortController();
 
   constructor(
     private readonly connection: RedisConnection,
@@ -24,23 +26,28 @@ export class Waiters {
 
   /**
    * Subscribes (once per channel) and enters a waiter that can park until woken. A subscription
-   * not confirmed within commandTimeout (or by `deadline`) fails with RedisUnavailableError.
+   * not confirmed within commandTimeout (or by `deadline`) fails with RedisUnavailableError; an
+   * abort of `signal`, or close(), ends the wait for it at once.
    */
-  async join(channel: string, id?: string, deadline?: number): Promise<Waiter> {
+  async join(channel: string, id?: string, deadline?: number, signal?: AbortSignal): Promise<Waiter> {
     if (this.#closed) throw this.#closed;
     let entry = this.#channels.get(channel);
     if (!entry) {
-      entry = new Channel(() => this.#channels.delete(channel));
-      this.#channels.set(channel, entry);
-      entry.ready = this.#subscribe(channel, entry, deadline);
+      const created = new Channel(() => this.#channels.delete(channel));
+      this.#channels.set(channel, created);
+      created.ready = this.#subscribe(channel, created, deadline);
+      // A failed subscription fails every waiter of the channel; the next join subscribes anew.
+      created.ready.catch(() => {
+        if (this.#channels.get(channel) === created) this.#channels.delete(channel);
+      });
+      entry = created;
     }
     const waiter = new Waiter(entry, id);
     entry.waiters.push(waiter);
     try {
-      await entry.ready;
+      await abortable(entry.ready, signal, this.#closing.signal);
     } catch (error) {
       waiter.leave();
-      if (this.#channels.get(channel) === entry) this.#channels.delete(channel);
       throw error;
     }
     return waiter;
@@ -66,16 +73,21 @@ export class Waiters {
     return this.#channels.has(channel);
   }
 
-  /** Wakes every parked waiter with `error` and drops every subscription (client shutdown). */
-  async close(error: Error): Promise<void> {
+  /**
+   * Ends every wait with `error` (client shutdown), parked or still waiting for its subscription,
+   * and drops every subscription. Waits for no reply: a subscription still being made is dropped
+   * once confirmed, and closing the connection ends them all anyway.
+   */
+  close(error: Error): void {
     this.#closed = error;
+    this.#closing.abort(error);
     const entries = [...this.#channels.values()];
     this.#channels.clear();
     for (const entry of entries) {
       entry.stopLingering();
       for (const waiter of [...entry.waiters]) waiter.fail(error);
+      entry.ready.then(() => entry.unsubscribe?.()).catch(() => undefined);
     }
-    await Promise.all(entries.map((entry) => entry.ready.then(() => entry.unsubscribe?.()).catch(() => undefined)));
   }
 
   /** Channels with local waiters (for tests and inspection); lingering ones do not count. */

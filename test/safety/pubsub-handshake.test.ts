@@ -8,9 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { LockClient } from '../../src/index.js';
+import { ShutDownError, type LockClient } from '../../src/index.js';
+import { lockKeys } from '../../src/keys.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
-import { outcome, proxiedLockClient, show, startProxy, within } from './helpers.js';
+import { newConnections, outcome, proxiedLockClient, show, startProxy, within } from './helpers.js';
 
 let server: TestServer;
 before(async () => {
@@ -122,4 +123,79 @@ describe('defect 4: a parked waiter after its pub/sub connection was killed', { 
       }
     });
   }
+});
+
+describe('a subscription Redis does not confirm', { timeout: 30_000 }, () => {
+  /**
+   * A client whose pub/sub connection is open and then stalls (the command connection still
+   * answers), and a wait on a lock held elsewhere: its first attempt finds the lock busy, and its
+   * SSUBSCRIBE goes unanswered, bounded only by commandTimeout (10 s).
+   */
+  async function waitStuckInSubscribe(name: string, signal?: AbortSignal) {
+    const proxy = await startProxy(server);
+    const { locks, commandConnection } = await proxiedLockClient(server, proxy, { commandTimeout: 10_000 });
+    const holders = server.lockClient();
+    // One wait first, so that the pub/sub connection exists.
+    const warm = holders.getLock(`${name}-warm`);
+    await warm.lock();
+    const warmWaiter = locks.getLock(`${name}-warm`);
+    const warming = warmWaiter.lock();
+    await sleep(200);
+    await warm.unlock();
+    await warming;
+    await warmWaiter.unlock();
+    const pubsub = newConnections(proxy, [commandConnection]);
+    assert.equal(
+      pubsub.length,
+      1,
+      `expected the pub/sub connection beside the command connection, saw ${pubsub.length}`,
+    );
+    proxy.stall('both', pubsub[0]);
+    await holders.getLock(name).lock();
+    const waiting = outcome(locks.getLock(name).lock(signal ? { signal } : undefined));
+    await sleep(300); // the first attempt came back busy; the subscription is being made
+    // Not parked: the server has not seen the SSUBSCRIBE of this lock's hand-over channel.
+    const channels = (await server.client().call('PUBSUB', 'SHARDCHANNELS')) as string[];
+    const handOver = lockKeys('latchkey:', name).handOverPrefix;
+    assert.deepEqual(
+      channels.filter((channel) => channel.startsWith(handOver)),
+      [],
+      'the wait is subscribed already',
+    );
+    return { locks, waiting, resume: () => proxy.resume('both', pubsub[0]) };
+  }
+
+  it('shutdown() does not wait for it, and the wait rejects with ShutDownError at once', async () => {
+    const { locks, waiting, resume } = await waitStuckInSubscribe('unconfirmed-shutdown');
+    try {
+      const started = Date.now();
+      const shutDown = await within(
+        locks.shutdown().then(() => true),
+        2_000,
+        false,
+      );
+      assert.ok(shutDown, `shutdown() still pending ${Date.now() - started} ms after it was called`);
+      const result = await within(waiting, 2_000, undefined);
+      assert.ok(result !== undefined, 'the wait was still pending 2 s after shutdown()');
+      assert.ok(!result.ok && result.error instanceof ShutDownError, `lock() ended with ${show(result)}`);
+    } finally {
+      resume();
+      await locks.shutdown();
+    }
+  });
+
+  it("an abort ends the wait at once, with the signal's reason", async () => {
+    const controller = new AbortController();
+    const { locks, waiting, resume } = await waitStuckInSubscribe('unconfirmed-abort', controller.signal);
+    try {
+      const reason = new Error('the caller gave up');
+      controller.abort(reason);
+      const result = await within(waiting, 2_000, undefined);
+      assert.ok(result !== undefined, 'the wait was still pending 2 s after the abort');
+      assert.ok(!result.ok && result.error === reason, `lock() ended with ${show(result)}`);
+    } finally {
+      resume();
+      await locks.shutdown();
+    }
+  });
 });
