@@ -112,7 +112,10 @@ export async function acquire<T>(
         if (waiter) continue;
       }
       const remaining = deadline === undefined ? Infinity : deadline - Date.now();
-      const pause = Math.min(remaining, wait.pauseAfter(outcome, round));
+      // Its subscription failed: hearing no release, the wait polls as after a failed call, not at
+      // the holder's lease end.
+      const deaf = channel !== undefined && waiter === undefined;
+      const pause = Math.min(remaining, wait.pauseAfter(deaf ? undefined : outcome, round));
       if (waiter) await waiter.park(pause, signal);
       else await sleep(pause, signal);
       message = waiter?.takeMessage();

@@ -33,13 +33,16 @@ export class Waiters {
     if (this.#closed) throw this.#closed;
     let entry = this.#channels.get(channel);
     if (!entry) {
-      const created = new Channel(() => this.#channels.delete(channel));
+      // Forgets this record only: one whose subscription failed lingers on after a new one took
+      // its place, and must not drop that one (shutdown() would no longer end its waits).
+      const forget = (): void => {
+        if (this.#channels.get(channel) === created) this.#channels.delete(channel);
+      };
+      const created = new Channel(forget);
       this.#channels.set(channel, created);
       created.ready = this.#subscribe(channel, created, deadline);
       // A failed subscription fails every waiter of the channel; the next join subscribes anew.
-      created.ready.catch(() => {
-        if (this.#channels.get(channel) === created) this.#channels.delete(channel);
-      });
+      created.ready.catch(forget);
       entry = created;
     }
     const waiter = new Waiter(entry, id);

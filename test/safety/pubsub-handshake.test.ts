@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { ShutDownError, type LockClient } from '../../src/index.js';
+import { ShutDownError, type LockClient, type LockClientOptions } from '../../src/index.js';
 import { lockKeys } from '../../src/keys.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 import { newConnections, outcome, proxiedLockClient, show, startProxy, within } from './helpers.js';
@@ -131,9 +131,9 @@ describe('a subscription Redis does not confirm', { timeout: 30_000 }, () => {
    * answers), and a wait on a lock held elsewhere: its first attempt finds the lock busy, and its
    * SSUBSCRIBE goes unanswered, bounded only by commandTimeout (10 s).
    */
-  async function waitStuckInSubscribe(name: string, signal?: AbortSignal) {
+  async function waitStuckInSubscribe(name: string, signal?: AbortSignal, options: LockClientOptions = {}) {
     const proxy = await startProxy(server);
-    const { locks, commandConnection } = await proxiedLockClient(server, proxy, { commandTimeout: 10_000 });
+    const { locks, commandConnection } = await proxiedLockClient(server, proxy, { commandTimeout: 10_000, ...options });
     const holders = server.lockClient();
     // One wait first, so that the pub/sub connection exists.
     const warm = holders.getLock(`${name}-warm`);
@@ -151,7 +151,8 @@ describe('a subscription Redis does not confirm', { timeout: 30_000 }, () => {
       `expected the pub/sub connection beside the command connection, saw ${pubsub.length}`,
     );
     proxy.stall('both', pubsub[0]);
-    await holders.getLock(name).lock();
+    const holder = holders.getLock(name);
+    await holder.lock();
     const waiting = outcome(locks.getLock(name).lock(signal ? { signal } : undefined));
     await sleep(300); // the first attempt came back busy; the subscription is being made
     // Not parked: the server has not seen the SSUBSCRIBE of this lock's hand-over channel.
@@ -162,7 +163,7 @@ describe('a subscription Redis does not confirm', { timeout: 30_000 }, () => {
       [],
       'the wait is subscribed already',
     );
-    return { locks, waiting, resume: () => proxy.resume('both', pubsub[0]) };
+    return { locks, holder, waiting, resume: () => proxy.resume('both', pubsub[0]) };
   }
 
   it('shutdown() does not wait for it, and the wait rejects with ShutDownError at once', async () => {
@@ -177,6 +178,50 @@ describe('a subscription Redis does not confirm', { timeout: 30_000 }, () => {
       assert.ok(shutDown, `shutdown() still pending ${Date.now() - started} ms after it was called`);
       const result = await within(waiting, 2_000, undefined);
       assert.ok(result !== undefined, 'the wait was still pending 2 s after shutdown()');
+      assert.ok(!result.ok && result.error instanceof ShutDownError, `lock() ended with ${show(result)}`);
+    } finally {
+      resume();
+      await locks.shutdown();
+    }
+  });
+
+  it('a wait whose subscription failed is not left asleep until the holder lease ends', async () => {
+    // The first subscription fails after commandTimeout (1 s): until the wait subscribes again it
+    // would hear no release, so it polls as after a failed call (25 ms to 1 s), not at the
+    // holder's 30 s lease end; the connection flowing again, its next subscription is confirmed.
+    const { locks, holder, waiting, resume } = await waitStuckInSubscribe('unconfirmed-then-released', undefined, {
+      commandTimeout: 1_000,
+    });
+    try {
+      await sleep(850); // the first subscription has failed
+      resume();
+      await sleep(900);
+      await holder.unlock();
+      const result = await within(waiting, 2_000, undefined);
+      assert.ok(result !== undefined, 'the wait had not taken the lock 2 s after its release');
+      assert.ok(result.ok, `lock() rejected: ${result.ok ? '' : show(result.error)}`);
+    } finally {
+      resume();
+      await locks.shutdown();
+    }
+  });
+
+  it('one that failed does not later drop the subscription made after it: shutdown() still ends the wait', async () => {
+    // The first subscription fails after commandTimeout (1 s); the wait subscribes again at once
+    // and, the connection flowing again, is confirmed and parks (for up to a third of
+    // fairWaiterTimeout). The failed channel's record lingers 250 ms after its waiter left; it
+    // must then forget only itself, or the client forgets the live one and shutdown() cannot end
+    // its wait.
+    const options = { commandTimeout: 1_000, fairWaiterTimeout: 15_000 };
+    const { locks, waiting, resume } = await waitStuckInSubscribe('unconfirmed-retried', undefined, options);
+    try {
+      await sleep(850); // the first subscription has failed and the second is being made
+      resume();
+      await sleep(900); // the second is confirmed; the failed one's record has lingered out
+      assert.equal(await within(waiting, 0, undefined), undefined, 'the wait ended before shutdown()');
+      await locks.shutdown();
+      const result = await within(waiting, 1_000, undefined);
+      assert.ok(result !== undefined, 'the wait was still pending 1 s after shutdown()');
       assert.ok(!result.ok && result.error instanceof ShutDownError, `lock() ended with ${show(result)}`);
     } finally {
       resume();
