@@ -107,6 +107,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
   readonly options: ResolvedOptions;
   readonly #ctx: ClientContext;
   #shutdown: Promise<void> | undefined;
+  readonly #closing = new AbortController();
 
   constructor(redis: RedisClientLike, options?: LockClientOptions) {
     super();
@@ -126,7 +127,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       options: this.options,
       connection,
       run,
-      waiters: new Waiters(connection, commandTimeout),
+      waiters: new Waiters(connection, commandTimeout, this.#closing.signal),
       watchdog: new Watchdog({
         watchdogTimeout,
         // With loss detection by tracking, renewals go on the tracking connection (see LossWatch.renew).
@@ -143,6 +144,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       assertOpen: () => {
         if (this.#shutdown) throw new ShutDownError('This LockClient was shut down');
       },
+      closing: this.#closing.signal,
     };
     contexts.set(this, this.#ctx);
   }
@@ -243,7 +245,9 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       watchdog.stop();
       this.#ctx.lossWatch?.close();
       livenesses.abandonAll('the LockClient was shut down, so nothing renews it any more');
-      waiters.close(new ShutDownError('This LockClient was shut down while waiting'));
+      // Every wait ends: parked, subscribing or sleeping.
+      this.#closing.abort(new ShutDownError('This LockClient was shut down while waiting'));
+      waiters.close();
       await connection.close();
     })();
     return this.#shutdown;

@@ -30,6 +30,8 @@ export interface ClientContext {
   serially<T>(key: string, call: () => SerialCall<T>): Promise<T>;
   /** Throws ShutDownError once the client was shut down. */
   assertOpen(): void;
+  /** Aborts with the ShutDownError when the client shuts down: ends the waits that sleep. */
+  readonly closing: AbortSignal;
 }
 
 /** A `serially()` over a map of the last call per key. */

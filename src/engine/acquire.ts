@@ -117,7 +117,7 @@ export async function acquire<T>(
       const deaf = channel !== undefined && waiter === undefined;
       const pause = Math.min(remaining, wait.pauseAfter(deaf ? undefined : outcome, round));
       if (waiter) await waiter.park(pause, signal);
-      else await sleep(pause, signal);
+      else await sleep(pause, signal, ctx.closing);
       message = waiter?.takeMessage();
     }
   } catch (error) {

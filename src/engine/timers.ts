@@ -23,20 +23,14 @@ export function setLongTimeout(fn: () => void, ms: number, keepAlive = false): L
   return { cancel: () => clearTimeout(timer) };
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise((resolve, reject) => {
-    // Someone waits on it: this timer keeps the process alive.
-    const timer = setLongTimeout(() => finish(resolve), ms, true);
-    const onAbort = (): void => finish(() => reject(signal?.reason as Error));
-    function finish(settle: () => void): void {
-      timer.cancel();
-      signal?.removeEventListener('abort', onAbort);
-      settle();
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Resolves after `ms`, or rejects with the reason of the first of `signals` to abort, at once. */
+export function sleep(ms: number, ...signals: readonly (AbortSignal | undefined)[]): Promise<void> {
+  let timer: LongTimer | undefined;
+  // Someone waits on it: this timer keeps the process alive, until an abort cancels it.
+  const slept = new Promise<void>((resolve) => (timer = setLongTimeout(resolve, ms, true)));
+  const ended = abortable(slept, ...signals);
+  ended.catch(() => timer?.cancel());
+  return ended;
 }
 
 /** Settles like `promise`, or rejects with the reason of the first of `signals` to abort. */

@@ -15,22 +15,21 @@ const LINGER_MS = 250;
  */
 export class Waiters {
   readonly #channels = new Map<string, Channel>();
-  #closed: Error | undefined;
-  /** Aborted by close(): ends the waits for subscriptions still being made. */
-  readonly #closing = new AbortController();
 
   constructor(
     private readonly connection: RedisConnection,
     private readonly commandTimeout: number,
+    /** Aborts (with the ShutDownError) when the client shuts down; close() follows. */
+    private readonly closing: AbortSignal,
   ) {}
 
   /**
    * Subscribes (once per channel) and enters a waiter that can park until woken. A subscription
    * not confirmed within commandTimeout (or by `deadline`) fails with RedisUnavailableError; an
-   * abort of `signal`, or close(), ends the wait for it at once.
+   * abort of `signal`, or the client shutting down, ends the wait for it at once.
    */
   async join(channel: string, id?: string, deadline?: number, signal?: AbortSignal): Promise<Waiter> {
-    if (this.#closed) throw this.#closed;
+    this.closing.throwIfAborted();
     let entry = this.#channels.get(channel);
     if (!entry) {
       // Forgets this record only: one whose subscription failed lingers on after a new one took
@@ -48,7 +47,7 @@ export class Waiters {
     const waiter = new Waiter(entry, id);
     entry.waiters.push(waiter);
     try {
-      await abortable(entry.ready, signal, this.#closing.signal);
+      await abortable(entry.ready, signal, this.closing);
     } catch (error) {
       waiter.leave();
       throw error;
@@ -77,13 +76,13 @@ export class Waiters {
   }
 
   /**
-   * Ends every wait with `error` (client shutdown), parked or still waiting for its subscription,
-   * and drops every subscription. Waits for no reply: a subscription still being made is dropped
-   * once confirmed, and closing the connection ends them all anyway.
+   * After the client's `closing` aborted: fails every parked waiter with its reason (waits still
+   * subscribing end by the signal itself) and drops every subscription. Waits for no reply: a
+   * subscription still being made is dropped once confirmed, and closing the connection ends
+   * them all anyway.
    */
-  close(error: Error): void {
-    this.#closed = error;
-    this.#closing.abort(error);
+  close(): void {
+    const error = this.closing.reason as Error;
     const entries = [...this.#channels.values()];
     this.#channels.clear();
     for (const entry of entries) {

@@ -166,6 +166,21 @@ describe('SpinLock: failure', () => {
     assert.equal(await holder.isLocked(), false);
   });
 
+  it('shutdown() ends a waiter in the middle of a long pause at once', async () => {
+    const holder = server.lockClient().getLock('shutdown-long-pause');
+    await holder.lock();
+    const locks = server.lockClient();
+    const waiting = locks
+      .getSpinLock('shutdown-long-pause', { initialDelay: 20_000, maxDelay: 20_000 })
+      .lock()
+      .catch((error: unknown) => error);
+    await sleep(200); // the first attempt found the lock held; the waiter sleeps 20 s
+    await locks.shutdown();
+    const error = await Promise.race([waiting, sleep(1_000).then(() => 'still waiting 1 s after shutdown()')]);
+    assert.ok(error instanceof LatchkeyError && error.code === 'LATCHKEY_SHUT_DOWN', String(error));
+    await holder.unlock();
+  });
+
   it('a frozen server gives the waiter its timeout or an error, never a hang', async () => {
     const frozen = await startServer();
     await frozen.lockClient().getLock('frozen').lock({ leaseTime: 60_000 });
