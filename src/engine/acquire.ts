@@ -2,7 +2,7 @@ import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';
 import { RedisUnavailableError } from '../errors.js';
 import { MIN_CALL_MS, retryPause, withTimeout } from '../redis/script-runner.js';
-import { sleep } from './timers.js';
+import { abortable, sleep } from './timers.js';
 import type { Waiter, Waiters } from './waiters.js';
 
 /** What one attempt found. */
@@ -59,8 +59,9 @@ const FALLBACK_RETRY_MS = 1_000;
  * then listens (a lock queues it), saving the round trip of a try that would fail. A failed call
  * (Redis unreachable, a failover) is retried, within the deadline and `failFor`; at the deadline the
  * answer is what the last attempt found: not acquired (undefined) if it found the lock held,
- * RedisUnavailableError if it could not ask. Whatever ends the wait without the lock, or an abort
- * that comes while the winning attempt is in flight, gives back what the acquisition may hold.
+ * RedisUnavailableError if it could not ask. Whatever ends the wait without the lock gives back
+ * what the acquisition may hold. An abort is the caller's answer at once, also while an attempt is
+ * in flight: what that attempt wins is given back once it settles.
  */
 export async function acquire<T>(
   acquisition: Acquisition<T>,
@@ -76,6 +77,8 @@ export async function acquire<T>(
   const needsReplicas = ctx.options.replicaAcks > 0 && acquisition.grantKey !== undefined;
   let waiter: Waiter | undefined;
   let message: string | undefined;
+  /** An attempt the caller stopped waiting for (aborted): what it wins is given back once it settles. */
+  let abandoned: Promise<unknown> | undefined;
   try {
     const { channel } = acquisition;
     if (channel !== undefined && !single && ctx.waiters.isSubscribed(channel)) {
@@ -85,9 +88,12 @@ export async function acquire<T>(
       // A wait outlives nothing: shutdown() ends it (a spin wait has no subscription to fail).
       if (round > 0) ctx.assertOpen();
       let outcome: Attempt<T> | undefined;
+      let attempt: Promise<Attempt<T>> | undefined;
       try {
-        outcome = await acquisition.attempt(callDeadline, waiter !== undefined, message);
+        attempt = acquisition.attempt(callDeadline, waiter !== undefined, message);
+        outcome = await (signal ? abortable(attempt, signal) : attempt);
       } catch (error) {
+        if (signal?.aborted && error === signal.reason) abandoned = attempt;
         outcome = wait.failed(error);
       }
       // With replicaAcks, a grant too few replicas acknowledged is a failed call, tried again while
@@ -122,7 +128,9 @@ export async function acquire<T>(
     }
   } catch (error) {
     wait.end(signal?.aborted ? 'aborted' : 'error');
-    await giveUp(acquisition, wait.unreachable);
+    // The caller hears the abort now; an attempt still in flight is given back after it settles.
+    if (abandoned) void abandoned.catch(() => undefined).then(() => giveUp(acquisition, false));
+    else await giveUp(acquisition, wait.unreachable);
     throw error;
   } finally {
     waiter?.leave();
@@ -132,7 +140,8 @@ export async function acquire<T>(
 /**
  * Gives back what the acquisition may hold. Sent after its attempts on the same connection, so
  * Redis runs it after them. Awaited, so the caller finds nothing left behind, except when Redis
- * could not be reached: then waiting for it would only add a timeout to the failure.
+ * could not be reached (waiting for it would only add a timeout to the failure) and after an
+ * abort that came while an attempt was in flight (it is sent once that attempt settles).
  */
 async function giveUp(acquisition: Acquisition<unknown>, unreachable: boolean): Promise<void> {
   const giving = acquisition.giveUp().catch(() => undefined);

@@ -1,0 +1,98 @@
+/**
+ * An abort that comes while an attempt is in flight (its reply held up: a frozen server, a slow
+ * link) is the caller's answer at once; what that attempt may win is given back once its reply
+ * comes, so nothing is left held. Before, the caller heard the abort only when the attempt
+ * settled: up to commandTimeout (10 s) behind a frozen server.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import type { LockClient } from '../../src/index.js';
+import { until } from '../helpers/fixture-process.js';
+import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { lockOwners, outcome, proxiedLockClient, show, startProxy, within } from './helpers.js';
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+
+/**
+ * Starts `wait(signal)` on a client whose command connection's replies are held, aborts it
+ * 200 ms later, and checks that it rejects with the abort's reason within 1 s. Then lets the
+ * replies flow and returns the client.
+ */
+async function abortInFlight(
+  name: string,
+  wait: (locks: LockClient, signal: AbortSignal) => Promise<unknown>,
+  won: () => Promise<boolean>,
+): Promise<LockClient> {
+  const proxy = await startProxy(server);
+  const { locks, commandConnection } = await proxiedLockClient(server, proxy, { commandTimeout: 10_000 });
+  const controller = new AbortController();
+  proxy.stall('down', commandConnection); // Redis runs the attempt; its reply waits here
+  const waiting = outcome(wait(locks, controller.signal));
+  await sleep(200);
+  assert.ok(await won(), 'the attempt has not taken anything in Redis yet');
+  const reason = new Error(`${name}: the caller gave up`);
+  controller.abort(reason);
+  const result = await within(waiting, 1_000, undefined);
+  proxy.resume('down', commandConnection);
+  assert.ok(result !== undefined, 'the wait was still pending 1 s after the abort');
+  assert.ok(!result.ok && result.error === reason, `the wait ended with ${show(result)}`);
+  return locks;
+}
+
+describe('an abort while an attempt is in flight', { timeout: 30_000 }, () => {
+  it('Lock: the caller hears it at once; the lock the attempt took is given back', async () => {
+    const admin = server.client();
+    const warm = server.lockClient().getLock('in-flight-lock'); // the scripts are loaded: no NOSCRIPT round
+    await warm.lock();
+    await warm.unlock();
+    const locks = await abortInFlight(
+      'in-flight-lock',
+      (client, signal) => client.getLock('in-flight-lock').lock({ signal }),
+      async () => (await lockOwners(admin, 'in-flight-lock')).size === 1,
+    );
+    try {
+      await until(async () => (await lockOwners(admin, 'in-flight-lock')).size === 0, 3_000);
+      assert.equal(await server.lockClient().getLock('in-flight-lock').tryLock(), true);
+    } finally {
+      await locks.shutdown();
+    }
+  });
+
+  it('FencedLock (two calls per attempt): the caller hears it at once; nothing stays held', async () => {
+    const admin = server.client();
+    const warm = server.lockClient().getFencedLock('in-flight-fenced');
+    await warm.lock();
+    await warm.unlock();
+    const locks = await abortInFlight(
+      'in-flight-fenced',
+      (client, signal) => client.getFencedLock('in-flight-fenced').lock({ signal }),
+      async () => (await lockOwners(admin, 'in-flight-fenced')).size === 1,
+    );
+    try {
+      await until(async () => (await lockOwners(admin, 'in-flight-fenced')).size === 0, 3_000);
+      assert.equal(await server.lockClient().getFencedLock('in-flight-fenced').tryLock(), true);
+    } finally {
+      await locks.shutdown();
+    }
+  });
+
+  it('Semaphore: the caller hears it at once; the permit the attempt took is returned', async () => {
+    const semaphore = server.lockClient().getSemaphore('in-flight-permits');
+    await semaphore.trySetPermits(1);
+    await semaphore.acquire();
+    await semaphore.release();
+    const locks = await abortInFlight(
+      'in-flight-permits',
+      (client, signal) => client.getSemaphore('in-flight-permits').acquire(1, { signal }),
+      async () => (await semaphore.availablePermits()) === 0,
+    );
+    try {
+      await until(async () => (await semaphore.availablePermits()) === 1, 3_000);
+    } finally {
+      await locks.shutdown();
+    }
+  });
+});
