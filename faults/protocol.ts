@@ -48,6 +48,11 @@ export interface ResourceSpec {
   readonly thinkMs: readonly [number, number];
   /** Semaphore `try-permit`: how long one `tryAcquire` may wait. */
   readonly waitTimeMs?: number;
+  /**
+   * Each wait is also aborted after a time drawn from this range (ms), as a caller that gives up
+   * would: often while an attempt is in flight. Use styles that wait once per section.
+   */
+  readonly abortWaitMs?: readonly [number, number];
 }
 
 /** The LockClient options a scenario sets. */
@@ -107,12 +112,12 @@ export interface ErrorInfo {
 export type WorkerEvent =
   /** A task starts asking for its primitive. */
   | { readonly kind: 'want'; readonly res: string; readonly task: string }
-  /** The ask ended: acquired, gave up (waitTime), stopped by the runner, or failed. */
+  /** The ask ended: acquired, gave up (waitTime), aborted by the task, stopped by the runner, or failed. */
   | {
       readonly kind: 'wait-end';
       readonly res: string;
       readonly task: string;
-      readonly outcome: 'acquired' | 'timeout' | 'stopped' | 'error';
+      readonly outcome: 'acquired' | 'timeout' | 'aborted' | 'stopped' | 'error';
     }
   /** The lease signal of the section `cs` (or of a hold between sections) aborted. */
   | {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Style } from '../protocol.js';
 import { resource } from './common.js';
-import { repeat } from './inject.js';
+import { freezeServers, repeat } from './inject.js';
 import { STRICT, type FaultContext, type Scenario } from './types.js';
 
 /** Re-entry (scope, nested withLock) shows a hold counted twice or released twice; the others the plain paths. */
@@ -114,6 +114,35 @@ const replyTimeout: Scenario = {
     }),
 };
 
+/**
+ * Callers that give up: every wait is aborted 5-60 ms after it starts, while redis-server is
+ * SIGSTOPped for 30-150 ms now and then, so many aborts land while an attempt is in flight. The
+ * caller hears the abort at once; what that attempt wins (a lock, a fenced lock after both its
+ * calls, a permit) is given back once its reply comes: no overlap, nothing left held, no permit
+ * lost or duplicated.
+ */
+const waitsAborted: Scenario = {
+  name: 'waits-aborted',
+  title: 'Lock, FencedLock, Semaphore(2): every wait aborted 5-60 ms in, Redis SIGSTOPped 30-150 ms now and then',
+  quick: true,
+  servers: 1,
+  proxied: false,
+  workers: 4,
+  client: { watchdogTimeout: 1_500 },
+  resources: [
+    resource('lock', { styles: ['withLock', 'acquire', 'lock'], abortWaitMs: [5, 60] }),
+    resource('fenced-lock', { abortWaitMs: [5, 60] }),
+    resource('semaphore', { styles: ['permit'], abortWaitMs: [5, 60] }),
+  ],
+  durationMs: { quick: 4_000, full: 14_000 },
+  expect: { ...STRICT, recovers: true },
+  faults: (ctx) =>
+    repeat(ctx, 300, 150, async () => {
+      await freezeServers(ctx, ctx.env.servers, ctx.rng.int(30, 150), 'none');
+      await ctx.sleep(ctx.rng.int(100, 300));
+    }),
+};
+
 export const replyFaultScenarios: readonly Scenario[] = [
   replyLoss(
     'reply-lost',
@@ -130,4 +159,5 @@ export const replyFaultScenarios: readonly Scenario[] = [
     killClients,
   ),
   replyTimeout,
+  waitsAborted,
 ];

@@ -71,6 +71,9 @@ async function round(task: Task, cs: string, stop: AbortSignal): Promise<void> {
       link.event({ kind: 'released', res, task: task.id, cs, ...(error ? { error: errorInfo(error) } : {}) }),
     wrong: (what, expected, actual) => link.event({ kind: 'wrong', res, task: task.id, cs, what, expected, actual }),
   };
+  // A task that gives up (abortWaitMs) aborts its wait, maybe while an attempt is in flight.
+  const abortAfter = task.res.abortWaitMs && task.rng.between(task.res.abortWaitMs);
+  const wait = abortAfter === undefined ? stop : AbortSignal.any([stop, AbortSignal.timeout(abortAfter)]);
   try {
     const done = await task.guard(
       async (grant) => {
@@ -81,12 +84,17 @@ async function round(task: Task, cs: string, stop: AbortSignal): Promise<void> {
         if (watched && !watched.aborted) watched.addEventListener('abort', onLost, { once: true });
         await criticalSection(task, cs, grant);
       },
-      stop,
+      wait,
       report,
     );
     if (!done) link.event({ kind: 'wait-end', res, task: task.id, outcome: 'timeout' });
   } catch (error) {
     const stopped = error === STOP;
+    const aborted = !entered && !stopped && wait !== stop && error === wait.reason;
+    if (aborted) {
+      link.event({ kind: 'wait-end', res, task: task.id, outcome: 'aborted' });
+      return;
+    }
     if (!entered) link.event({ kind: 'wait-end', res, task: task.id, outcome: stopped ? 'stopped' : 'error' });
     if (!stopped)
       link.event({ kind: 'error', res, task: task.id, cs, op: entered ? 'guard' : 'take', error: errorInfo(error) });
