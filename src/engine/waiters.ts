@@ -44,7 +44,7 @@ export class Waiters {
       created.ready.catch(forget);
       entry = created;
     }
-    const waiter = new Waiter(entry, id);
+    const waiter = new Waiter(entry, this.closing, id);
     entry.waiters.push(waiter);
     try {
       await abortable(entry.ready, signal, this.closing);
@@ -76,18 +76,15 @@ export class Waiters {
   }
 
   /**
-   * After the client's `closing` aborted: fails every parked waiter with its reason (waits still
-   * subscribing end by the signal itself) and drops every subscription. Waits for no reply: a
-   * subscription still being made is dropped once confirmed, and closing the connection ends
-   * them all anyway.
+   * Drops every subscription, after the client's `closing` aborted (which ended every wait, parked
+   * or subscribing). Waits for no reply: a subscription still being made is dropped once
+   * confirmed, and closing the connection ends them all anyway.
    */
   close(): void {
-    const error = this.closing.reason as Error;
     const entries = [...this.#channels.values()];
     this.#channels.clear();
     for (const entry of entries) {
       entry.stopLingering();
-      for (const waiter of [...entry.waiters]) waiter.fail(error);
       entry.ready.then(() => entry.unsubscribe?.()).catch(() => undefined);
     }
   }
@@ -165,17 +162,15 @@ class Channel implements ChannelListener {
   }
 }
 
-/** How a parked waiter's promise settles. */
+/** A parked waiter: what wakes it, and its timer. */
 interface Park {
   readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
-  readonly cleanup: () => void;
+  readonly timer: LongTimer;
 }
 
 /** One task waiting on a channel. */
 export class Waiter {
   #park: Park | undefined;
-  #failure: Error | undefined;
   /** Woken by a count message and not yet used by an attempt: passed on if this waiter leaves. */
   #unusedWake = false;
   /** Woken while not parked: the next park returns at once. */
@@ -186,6 +181,8 @@ export class Waiter {
 
   constructor(
     private readonly channel: Channel,
+    /** The client's: its shutdown ends a park, as the caller's signal does. */
+    private readonly closing: AbortSignal,
     readonly id?: string,
   ) {}
 
@@ -200,14 +197,14 @@ export class Waiter {
       return false;
     }
     if (counted) this.#unusedWake = true;
-    this.#settle((park) => park.resolve());
+    this.#unpark();
     return true;
   }
 
   /** A message addressed to this waiter: kept for `takeMessage()`, and it wakes the waiter. */
   deliver(payload: string): void {
     this.#message = payload;
-    if (this.#park) this.#settle((park) => park.resolve());
+    if (this.#park) this.#unpark();
     else this.#early = true;
   }
 
@@ -219,14 +216,9 @@ export class Waiter {
     return message;
   }
 
-  fail(error: Error): void {
-    this.#failure = error;
-    this.#settle((park) => park.reject(error));
-  }
-
-  /** Waits until woken or `ms` pass; rejects with the signal's reason on abort. */
+  /** Waits until woken or `ms` pass; rejects with the reason of `signal` or `closing` once one aborts. */
   park(ms: number, signal?: AbortSignal): Promise<void> {
-    if (this.#failure) return Promise.reject(this.#failure);
+    this.closing.throwIfAborted();
     signal?.throwIfAborted();
     if (this.#early || this.channel.pendingWakes > 0) {
       if (!this.#early) {
@@ -236,24 +228,20 @@ export class Waiter {
       this.#early = false;
       return Promise.resolve();
     }
-    return new Promise<void>((resolve, reject) => {
-      const timer = setLongTimeout(() => this.#settle((park) => park.resolve()), ms, true);
-      const onAbort = (): void => this.#settle((park) => park.reject(signal?.reason));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const cleanup = (): void => {
-        timer.cancel();
-        signal?.removeEventListener('abort', onAbort);
-      };
-      this.#park = { resolve, reject, cleanup };
+    const parked = new Promise<void>((resolve) => {
+      this.#park = { resolve, timer: setLongTimeout(() => this.#unpark(), ms, true) };
     });
+    const ended = abortable(parked, signal, this.closing);
+    ended.catch(() => this.#unpark()); // aborted: no longer parked
+    return ended;
   }
 
-  #settle(how: (park: Park) => void): void {
+  #unpark(): void {
     const park = this.#park;
     if (!park) return;
     this.#park = undefined;
-    park.cleanup();
-    how(park);
+    park.timer.cancel();
+    park.resolve();
   }
 
   /** Leaves the channel; a wake-up it did not use goes to the next waiter. */
