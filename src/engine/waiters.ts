@@ -33,7 +33,8 @@ export class Waiters {
     let entry = this.#channels.get(channel);
     if (!entry) {
       // Forgets this record only: one whose subscription failed lingers on after a new one took
-      // its place, and must not drop that one (shutdown() would no longer end its waits).
+      // its place, and must not drop that one (the client would no longer know it listens there,
+      // and close() would not drop that subscription).
       const forget = (): void => {
         if (this.#channels.get(channel) === created) this.#channels.delete(channel);
       };

@@ -8,7 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { ShutDownError, type LockClient, type LockClientOptions } from '../../src/index.js';
+import { ShutDownError, type Lock, type LockClient, type LockClientOptions } from '../../src/index.js';
+import { contextOf } from '../../src/client.js';
 import { lockKeys } from '../../src/keys.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 import { newConnections, outcome, proxiedLockClient, show, startProxy, within } from './helpers.js';
@@ -126,12 +127,24 @@ describe('defect 4: a parked waiter after its pub/sub connection was killed', { 
 });
 
 describe('a subscription Redis does not confirm', { timeout: 30_000 }, () => {
+  interface StuckWait {
+    readonly locks: LockClient;
+    readonly holder: Lock;
+    readonly waiting: Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }>;
+    readonly resume: () => void;
+  }
+
   /**
-   * A client whose pub/sub connection is open and then stalls (the command connection still
-   * answers), and a wait on a lock held elsewhere: its first attempt finds the lock busy, and its
-   * SSUBSCRIBE goes unanswered, bounded only by commandTimeout (10 s).
+   * Runs `test` with a client whose pub/sub connection is open and then stalls (the command
+   * connection still answers), and a wait on a lock held elsewhere: its first attempt finds the
+   * lock busy, and its SSUBSCRIBE goes unanswered, bounded only by commandTimeout (10 s). The
+   * connection flows again and the client is shut down at the end.
    */
-  async function waitStuckInSubscribe(name: string, signal?: AbortSignal, options: LockClientOptions = {}) {
+  async function withWaitStuckInSubscribe(
+    name: string,
+    { signal, options = {} }: { signal?: AbortSignal; options?: LockClientOptions },
+    test: (stuck: StuckWait) => Promise<void>,
+  ): Promise<void> {
     const proxy = await startProxy(server);
     const { locks, commandConnection } = await proxiedLockClient(server, proxy, { commandTimeout: 10_000, ...options });
     const holders = server.lockClient();
@@ -151,24 +164,36 @@ describe('a subscription Redis does not confirm', { timeout: 30_000 }, () => {
       `expected the pub/sub connection beside the command connection, saw ${pubsub.length}`,
     );
     proxy.stall('both', pubsub[0]);
-    const holder = holders.getLock(name);
-    await holder.lock();
-    const waiting = outcome(locks.getLock(name).lock(signal ? { signal } : undefined));
-    await sleep(300); // the first attempt came back busy; the subscription is being made
-    // Not parked: the server has not seen the SSUBSCRIBE of this lock's hand-over channel.
-    const channels = (await server.client().call('PUBSUB', 'SHARDCHANNELS')) as string[];
-    const handOver = lockKeys('latchkey:', name).handOverPrefix;
-    assert.deepEqual(
-      channels.filter((channel) => channel.startsWith(handOver)),
-      [],
-      'the wait is subscribed already',
-    );
-    return { locks, holder, waiting, resume: () => proxy.resume('both', pubsub[0]) };
+    const resume = (): void => proxy.resume('both', pubsub[0]);
+    try {
+      const holder = holders.getLock(name);
+      await holder.lock();
+      const waiting = outcome(locks.getLock(name).lock(signal ? { signal } : undefined));
+      await sleep(300); // the first attempt came back busy; the subscription is being made
+      // Not parked: the server has not seen the SSUBSCRIBE of this lock's hand-over channel.
+      const channels = (await server.client().call('PUBSUB', 'SHARDCHANNELS')) as string[];
+      const handOver = lockKeys('latchkey:', name).handOverPrefix;
+      assert.deepEqual(
+        channels.filter((channel) => channel.startsWith(handOver)),
+        [],
+        'the wait is subscribed already',
+      );
+      await test({ locks, holder, waiting, resume });
+    } finally {
+      resume();
+      await locks.shutdown();
+    }
+  }
+
+  /** The wait must reject with ShutDownError within `ms` of shutdown(). */
+  async function assertShutDownWithin(waiting: StuckWait['waiting'], ms: number): Promise<void> {
+    const result = await within(waiting, ms, undefined);
+    assert.ok(result !== undefined, `the wait was still pending ${ms / 1_000} s after shutdown()`);
+    assert.ok(!result.ok && result.error instanceof ShutDownError, `lock() ended with ${show(result)}`);
   }
 
   it('shutdown() does not wait for it, and the wait rejects with ShutDownError at once', async () => {
-    const { locks, waiting, resume } = await waitStuckInSubscribe('unconfirmed-shutdown');
-    try {
+    await withWaitStuckInSubscribe('unconfirmed-shutdown', {}, async ({ locks, waiting }) => {
       const started = Date.now();
       const shutDown = await within(
         locks.shutdown().then(() => true),
@@ -176,23 +201,16 @@ describe('a subscription Redis does not confirm', { timeout: 30_000 }, () => {
         false,
       );
       assert.ok(shutDown, `shutdown() still pending ${Date.now() - started} ms after it was called`);
-      const result = await within(waiting, 2_000, undefined);
-      assert.ok(result !== undefined, 'the wait was still pending 2 s after shutdown()');
-      assert.ok(!result.ok && result.error instanceof ShutDownError, `lock() ended with ${show(result)}`);
-    } finally {
-      resume();
-      await locks.shutdown();
-    }
+      await assertShutDownWithin(waiting, 2_000);
+    });
   });
 
   it('a wait whose subscription failed is not left asleep until the holder lease ends', async () => {
     // The first subscription fails after commandTimeout (1 s): until the wait subscribes again it
     // would hear no release, so it polls as after a failed call (25 ms to 1 s), not at the
     // holder's 30 s lease end; the connection flowing again, its next subscription is confirmed.
-    const { locks, holder, waiting, resume } = await waitStuckInSubscribe('unconfirmed-then-released', undefined, {
-      commandTimeout: 1_000,
-    });
-    try {
+    const options = { commandTimeout: 1_000 };
+    await withWaitStuckInSubscribe('unconfirmed-then-released', { options }, async ({ holder, waiting, resume }) => {
       await sleep(850); // the first subscription has failed
       resume();
       await sleep(900);
@@ -200,47 +218,34 @@ describe('a subscription Redis does not confirm', { timeout: 30_000 }, () => {
       const result = await within(waiting, 2_000, undefined);
       assert.ok(result !== undefined, 'the wait had not taken the lock 2 s after its release');
       assert.ok(result.ok, `lock() rejected: ${result.ok ? '' : show(result.error)}`);
-    } finally {
-      resume();
-      await locks.shutdown();
-    }
+    });
   });
 
-  it('one that failed does not later drop the subscription made after it: shutdown() still ends the wait', async () => {
+  it('one that failed does not later drop the record of the subscription made after it', async () => {
     // The first subscription fails after commandTimeout (1 s); the wait subscribes again at once
     // and, the connection flowing again, is confirmed and parks (for up to a third of
     // fairWaiterTimeout). The failed channel's record lingers 250 ms after its waiter left; it
-    // must then forget only itself, or the client forgets the live one and shutdown() cannot end
-    // its wait.
+    // must then forget only itself, not the live record the parked wait is on.
     const options = { commandTimeout: 1_000, fairWaiterTimeout: 15_000 };
-    const { locks, waiting, resume } = await waitStuckInSubscribe('unconfirmed-retried', undefined, options);
-    try {
+    await withWaitStuckInSubscribe('unconfirmed-retried', { options }, async ({ locks, waiting, resume }) => {
       await sleep(850); // the first subscription has failed and the second is being made
       resume();
       await sleep(900); // the second is confirmed; the failed one's record has lingered out
       assert.equal(await within(waiting, 0, undefined), undefined, 'the wait ended before shutdown()');
+      assert.equal(contextOf(locks).waiters.channelCount, 1, 'the client forgot the channel its wait is parked on');
       await locks.shutdown();
-      const result = await within(waiting, 1_000, undefined);
-      assert.ok(result !== undefined, 'the wait was still pending 1 s after shutdown()');
-      assert.ok(!result.ok && result.error instanceof ShutDownError, `lock() ended with ${show(result)}`);
-    } finally {
-      resume();
-      await locks.shutdown();
-    }
+      await assertShutDownWithin(waiting, 1_000);
+    });
   });
 
   it("an abort ends the wait at once, with the signal's reason", async () => {
     const controller = new AbortController();
-    const { locks, waiting, resume } = await waitStuckInSubscribe('unconfirmed-abort', controller.signal);
-    try {
+    await withWaitStuckInSubscribe('unconfirmed-abort', { signal: controller.signal }, async ({ waiting }) => {
       const reason = new Error('the caller gave up');
       controller.abort(reason);
       const result = await within(waiting, 2_000, undefined);
       assert.ok(result !== undefined, 'the wait was still pending 2 s after the abort');
       assert.ok(!result.ok && result.error === reason, `lock() ended with ${show(result)}`);
-    } finally {
-      resume();
-      await locks.shutdown();
-    }
+    });
   });
 });
