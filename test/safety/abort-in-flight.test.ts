@@ -43,41 +43,34 @@ async function abortInFlight(
 }
 
 describe('an abort while an attempt is in flight', { timeout: 30_000 }, () => {
-  it('Lock: the caller hears it at once; the lock the attempt took is given back', async () => {
-    const admin = server.client();
-    const warm = server.lockClient().getLock('in-flight-lock'); // the scripts are loaded: no NOSCRIPT round
-    await warm.lock();
-    await warm.unlock();
-    const locks = await abortInFlight(
-      'in-flight-lock',
-      (client, signal) => client.getLock('in-flight-lock').lock({ signal }),
-      async () => (await lockOwners(admin, 'in-flight-lock')).size === 1,
-    );
-    try {
-      await until(async () => (await lockOwners(admin, 'in-flight-lock')).size === 0, 3_000);
-      assert.equal(await server.lockClient().getLock('in-flight-lock').tryLock(), true);
-    } finally {
-      await locks.shutdown();
-    }
-  });
-
-  it('FencedLock (two calls per attempt): the caller hears it at once; nothing stays held', async () => {
-    const admin = server.client();
-    const warm = server.lockClient().getFencedLock('in-flight-fenced');
-    await warm.lock();
-    await warm.unlock();
-    const locks = await abortInFlight(
-      'in-flight-fenced',
-      (client, signal) => client.getFencedLock('in-flight-fenced').lock({ signal }),
-      async () => (await lockOwners(admin, 'in-flight-fenced')).size === 1,
-    );
-    try {
-      await until(async () => (await lockOwners(admin, 'in-flight-fenced')).size === 0, 3_000);
-      assert.equal(await server.lockClient().getFencedLock('in-flight-fenced').tryLock(), true);
-    } finally {
-      await locks.shutdown();
-    }
-  });
+  const kinds = [
+    { kind: 'Lock', name: 'in-flight-lock', get: (client: LockClient) => client.getLock('in-flight-lock') },
+    // Two calls per attempt: taking the lock, then its token.
+    {
+      kind: 'FencedLock',
+      name: 'in-flight-fenced',
+      get: (client: LockClient) => client.getFencedLock('in-flight-fenced'),
+    },
+  ];
+  for (const { kind, name, get } of kinds) {
+    it(`${kind}: the caller hears it at once; the lock the attempt took is given back`, async () => {
+      const admin = server.client();
+      const warm = get(server.lockClient()); // the scripts are loaded: no NOSCRIPT round
+      await warm.lock();
+      await warm.unlock();
+      const locks = await abortInFlight(
+        name,
+        (client, signal) => get(client).lock({ signal }),
+        async () => (await lockOwners(admin, name)).size === 1,
+      );
+      try {
+        await until(async () => (await lockOwners(admin, name)).size === 0, 3_000);
+        assert.equal(await get(server.lockClient()).tryLock(), true);
+      } finally {
+        await locks.shutdown();
+      }
+    });
+  }
 
   it('Semaphore: the caller hears it at once; the permit the attempt took is returned', async () => {
     const semaphore = server.lockClient().getSemaphore('in-flight-permits');
