@@ -149,37 +149,26 @@ describe('SpinLock: waiting by polling', () => {
 });
 
 describe('SpinLock: failure', () => {
-  it('shutdown() stops a spinning waiter', async () => {
-    const holder = server.lockClient().getLock('shutdown');
-    await holder.lock();
-    const locks = server.lockClient();
-    const waiting = locks
-      .getSpinLock('shutdown', { initialDelay: 20, maxDelay: 20 })
-      .lock()
-      .catch((error: unknown) => error);
-    await sleep(60);
-    await locks.shutdown();
-    const error = await waiting;
-    assert.ok(error instanceof LatchkeyError && error.code === 'LATCHKEY_SHUT_DOWN', String(error));
-    await holder.unlock();
-    await sleep(60);
-    assert.equal(await holder.isLocked(), false);
-  });
-
-  it('shutdown() ends a waiter in the middle of a long pause at once', async () => {
-    const holder = server.lockClient().getLock('shutdown-long-pause');
-    await holder.lock();
-    const locks = server.lockClient();
-    const waiting = locks
-      .getSpinLock('shutdown-long-pause', { initialDelay: 20_000, maxDelay: 20_000 })
-      .lock()
-      .catch((error: unknown) => error);
-    await sleep(200); // the first attempt found the lock held; the waiter sleeps 20 s
-    await locks.shutdown();
-    const error = await Promise.race([waiting, sleep(1_000).then(() => 'still waiting 1 s after shutdown()')]);
-    assert.ok(error instanceof LatchkeyError && error.code === 'LATCHKEY_SHUT_DOWN', String(error));
-    await holder.unlock();
-  });
+  // Short pauses: shutdown() comes between attempts; 20 s: in the middle of a pause.
+  for (const pause of [20, 20_000]) {
+    it(`shutdown() ends a spinning waiter with ${pause} ms pauses at once`, async () => {
+      const name = `shutdown-${pause}`;
+      const holder = server.lockClient().getLock(name);
+      await holder.lock();
+      const locks = server.lockClient();
+      const waiting = locks
+        .getSpinLock(name, { initialDelay: pause, maxDelay: pause })
+        .lock()
+        .catch((error: unknown) => error);
+      await sleep(200); // the first attempt found the lock held; the waiter spins or sleeps
+      await locks.shutdown();
+      const error = await Promise.race([waiting, sleep(1_000).then(() => 'still waiting 1 s after shutdown()')]);
+      assert.ok(error instanceof LatchkeyError && error.code === 'LATCHKEY_SHUT_DOWN', String(error));
+      await holder.unlock();
+      await sleep(60);
+      assert.equal(await holder.isLocked(), false);
+    });
+  }
 
   it('a frozen server gives the waiter its timeout or an error, never a hang', async () => {
     const frozen = await startServer();
