@@ -40,7 +40,7 @@ export interface IoredisSubscriber {
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
   on(event: 'ready' | 'subscribersReady' | 'end', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  off(event: 'subscribersReady', listener: () => void): unknown;
+  off(event: 'ready' | 'subscribersReady', listener: () => void): unknown;
   disconnect(): void;
 }
 
@@ -72,7 +72,12 @@ export class IoredisConnection implements RedisConnection {
       async (channel) => {
         const subscriber = await this.#subscriberConnection();
         const subscribing = subscriber.ssubscribe(channel);
-        await (this.client.isCluster === true ? subscribedOrResubscribed(subscriber, subscribing) : subscribing);
+        // On a Cluster, ioredis 5.11 never answers an SSUBSCRIBE that a node refused with MOVED (the
+        // slot moved since the subscriber read its slot map): it reads the map again, subscribes
+        // every channel anew on the right node, and says `subscribersReady`.
+        await (this.client.isCluster === true
+          ? settledOrSaid(subscriber, 'subscribersReady', subscribing)
+          : subscribing);
       },
       async (channel) => {
         await this.#subscriber?.sunsubscribe(channel);
@@ -171,7 +176,9 @@ export class IoredisConnection implements RedisConnection {
         void this.#subscriptions.reconnected(true);
       });
       try {
-        await subscriber.connect();
+        // A Cluster whose ready check failed (a node died, and is still in the slot map) connects
+        // again by itself and says `ready`, but ioredis 5.11 never settles the first connect().
+        await settledOrSaid(subscriber, 'ready', subscriber.connect());
       } catch (error) {
         subscriber.disconnect();
         if (this.#subscriber === subscriber) {
@@ -186,18 +193,18 @@ export class IoredisConnection implements RedisConnection {
   }
 }
 
-/**
- * On a Cluster, ioredis 5.11 never answers an SSUBSCRIBE that a node refused with MOVED (the slot
- * moved since the subscriber read its slot map): it reads the map again, subscribes every channel
- * anew on the right node, and says `subscribersReady`. That is this call's answer then.
- */
-function subscribedOrResubscribed(subscriber: IoredisSubscriber, subscribing: Promise<unknown>): Promise<unknown> {
+/** Settles like `call`, or resolves when `subscriber` says `event` first. */
+function settledOrSaid(
+  subscriber: IoredisSubscriber,
+  event: 'ready' | 'subscribersReady',
+  call: Promise<unknown>,
+): Promise<unknown> {
   let listener = (): void => undefined;
-  const resubscribed = new Promise<void>((resolve) => {
+  const said = new Promise<void>((resolve) => {
     listener = () => resolve();
-    subscriber.on('subscribersReady', listener);
+    subscriber.on(event, listener);
   });
-  return Promise.race([subscribing, resubscribed]).finally(() => subscriber.off('subscribersReady', listener));
+  return Promise.race([call, said]).finally(() => subscriber.off(event, listener));
 }
 
 /**

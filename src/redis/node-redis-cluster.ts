@@ -9,17 +9,29 @@ interface NodeConnection {
   on(event: 'ready' | 'server-sunsubscribe' | 'reconnecting', listener: () => void): unknown;
 }
 
+/** A slot's primary in a node-redis Cluster's slot map. */
+interface SlotPrimary {
+  readonly address: string;
+  readonly client?: NodeConnection;
+  /** Set while its connection is first made (a call then waits for it). */
+  readonly connectPromise?: Promise<unknown>;
+  readonly pubSub?: { readonly client: NodeConnection };
+}
+
 /** The slot map of a node-redis Cluster: per slot, its primary (`host:port`) and its connections. */
-type SlotMap = readonly (
-  | {
-      readonly master: {
-        readonly address: string;
-        readonly client?: NodeConnection;
-        readonly pubSub?: { readonly client: NodeConnection };
-      };
-    }
-  | undefined
-)[];
+type SlotMap = readonly ({ readonly master: SlotPrimary } | undefined)[];
+
+/** Its command connection, made and down now: node-redis queues a call on it until it reconnects. */
+function downCommandConnection(primary: SlotPrimary | undefined): NodeConnection | undefined {
+  const connection = primary?.client;
+  return connection && !connection.isReady && primary.connectPromise === undefined ? connection : undefined;
+}
+
+/** Its pub/sub connection, not up: node-redis holds an SSUBSCRIBE until it connects. */
+function downPubSubConnection(primary: SlotPrimary | undefined): NodeConnection | undefined {
+  const connection = primary?.pubSub?.client;
+  return connection && !connection.isReady ? connection : undefined;
+}
 
 /** What re-reads a node-redis Cluster's slot map (public in its type declarations). */
 interface Rediscovery {
@@ -52,19 +64,24 @@ const REFRESH_EVERY_MS = 500;
  * node-redis reads a Cluster's slot map again only when a node redirects a command (MOVED, ASK):
  * after a primary died and its replica took over, commands for its slots would wait on the dead
  * node forever (redis/node-redis#2806). Before using a slot whose primary's connection is down,
- * this reads the map again (one refresh at a time), so that the call goes to the new primary.
+ * this reads the map again (one refresh at a time), so that the call goes to the new primary;
+ * `afterRefresh` then runs.
  */
-function slotMapRefresher(cluster: Rediscovery & { readonly slots: SlotMap }): (slot: number) => Promise<void> {
+function slotMapRefresher(
+  cluster: Rediscovery & { readonly slots: SlotMap },
+  downConnection: (primary: SlotPrimary | undefined) => NodeConnection | undefined,
+  afterRefresh?: () => void,
+): (slot: number) => Promise<void> {
   let running: Promise<void> | undefined;
   let last = -Infinity;
   return (slot) => {
-    const connection = cluster.slots[slot]?.master.client;
-    if (connection === undefined || connection.isReady) return Promise.resolve();
+    const down = downConnection(cluster.slots[slot]?.master);
+    if (down === undefined) return Promise.resolve();
     if (running === undefined && Date.now() - last >= REFRESH_EVERY_MS && cluster._slots) {
       last = Date.now();
       running = cluster._slots
-        .rediscover(connection)
-        .catch(() => undefined)
+        .rediscover(down)
+        .then(afterRefresh, () => undefined)
         .finally(() => (running = undefined));
     }
     return running ?? Promise.resolve();
@@ -77,37 +94,58 @@ function slotMapRefresher(cluster: Rediscovery & { readonly slots: SlotMap }): (
  * pub/sub keeps one connection per primary and moves channels when their slot moves.
  */
 export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisShape {
-  const refresh = slotMapRefresher(cluster);
+  const refresh = slotMapRefresher(cluster, downCommandConnection);
   return {
     async send(key, args) {
-      if (key !== undefined) await refresh(clusterSlot(key));
+      if (key !== undefined) {
+        const slot = clusterSlot(key);
+        await refresh(slot);
+        // Still mapped to a node that is down (it died, and its replica has not taken over yet):
+        // queued there, the call would wait for commandTimeout, and run late if the node came
+        // back. Not sent, it fails at once; a wait tries again, an unlock retries.
+        const primary = cluster.slots[slot]?.master;
+        if (downCommandConnection(primary))
+          throw new Error(`Not sent: the primary of slot ${slot} (${primary?.address}) is down`);
+      }
       return cluster.sendCommand(key, false, args);
     },
     subscriber(reconnected) {
       const subscriber = cluster.duplicate({ minimizeConnections: true });
-      const refreshSubscriber = slotMapRefresher(subscriber);
-      const channels = new Map<string, MessageListener>();
+      /** Each channel, with its listener and the primary it was subscribed on. */
+      const channels = new Map<string, { readonly listener: MessageListener; address: string | undefined }>();
+      /** Per channel, what answers a call to subscribe it once `follow` subscribed it elsewhere. */
+      const movedCalls = new Map<string, () => void>();
+      /**
+       * After the slot map was read again: a channel whose slot a new primary serves (its node
+       * died and the replica took over; node-redis drops its channels with it) is subscribed
+       * there, and messages meanwhile were lost.
+       */
+      const follow = (): void => {
+        const moves: Promise<void>[] = [];
+        for (const [channel, entry] of channels) {
+          const address = subscriber.slots[clusterSlot(channel)]?.master.address;
+          if (address === undefined || address === entry.address) continue;
+          entry.address = address;
+          const answer = (): void => movedCalls.get(channel)?.();
+          moves.push(subscriber.sSubscribe(channel, entry.listener).then(answer, () => undefined));
+        }
+        // Not awaited: a new primary that cannot be reached either must not hold up later repairs.
+        if (moves.length > 0) void Promise.all(moves).then(reconnected);
+      };
+      const refreshSubscriber = slotMapRefresher(subscriber, downPubSubConnection, follow);
       // Errors surface through the calls that fail; the listener keeps them from crashing the process.
       subscriber.on('error', () => undefined);
       // A channel whose slot moved is subscribed again on its new primary by node-redis;
       // messages sent meanwhile were lost.
       subscriber.on('sharded-shannel-moved-error', reconnected);
       /**
-       * A shard's connection went down. Back on the same node, node-redis subscribes it again; a
-       * node that died is replaced in the slot map, and its channels (which node-redis drops with
-       * it) are subscribed on the new primary here. Either way messages meanwhile were lost.
+       * A shard's connection went down. Back on the same node, node-redis subscribes it again (and
+       * says `ready`). Until then each attempt to reconnect reads the slot map again.
        */
       const repair = async (slot: number): Promise<void> => {
         // latchkey's own pause: it must not keep the process alive (shutdown may come meanwhile).
         await new Promise((resolve) => setTimeout(resolve, REFRESH_EVERY_MS).unref());
-        const connection = subscriber.slots[slot]?.master.pubSub?.client;
-        if (connection?.isReady === false) {
-          await refreshSubscriber(slot);
-          await Promise.all(
-            [...channels].map(([channel, listener]) => subscriber.sSubscribe(channel, listener).catch(() => undefined)),
-          );
-        }
-        reconnected();
+        await refreshSubscriber(slot);
       };
       const repairing = new Set<number>();
       const watched = new WeakSet<NodeConnection>();
@@ -129,9 +167,19 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
         async sSubscribe(channel, listener) {
           const slot = clusterSlot(channel);
           await refreshSubscriber(slot);
-          channels.set(channel, listener);
-          await subscriber.sSubscribe(channel, listener);
+          channels.set(channel, { listener, address: subscriber.slots[slot]?.master.address });
+          // A connection to a node that died holds the SSUBSCRIBE, and node-redis never answers it
+          // (not even once the node left the slot map). Watched before it is answered, the slot is
+          // repaired when the replica took over: the channel subscribed there is this call's answer.
+          let answer = (): void => undefined;
+          const moved = new Promise<void>((resolve) => movedCalls.set(channel, (answer = resolve)));
+          const subscribing = subscriber.sSubscribe(channel, listener);
           watch(slot);
+          try {
+            await Promise.race([subscribing, moved]);
+          } finally {
+            if (movedCalls.get(channel) === answer) movedCalls.delete(channel);
+          }
         },
         sUnsubscribe(channel) {
           channels.delete(channel);

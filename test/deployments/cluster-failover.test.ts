@@ -66,6 +66,21 @@ async function inTurn(waits: Promise<boolean>[], handles: Lock[]): Promise<void>
   );
 }
 
+/** How a call ended, and how long after it was made. */
+interface Settled<T> {
+  value?: T;
+  error?: unknown;
+  ms: number;
+}
+
+function settled<T>(call: Promise<T>): Promise<Settled<T>> {
+  const started = Date.now();
+  return call.then(
+    (value) => ({ value, ms: Date.now() - started }),
+    (error: unknown) => ({ error, ms: Date.now() - started }),
+  );
+}
+
 /** A fresh lock name on a primary that still has a replica (a kill leaves its replica without one). */
 async function nameOnReplicatedPrimary(prefix: string, index = 0): Promise<string> {
   const primaries = await cluster.primaries();
@@ -171,13 +186,40 @@ describe('a Cluster through failover, migration and a killed primary', { concurr
   }
 
   Object.entries(clients).forEach(([name, make], index) => {
-    it(`${name}: a killed primary, its replica promoted, under a held lock and its queue`, async () => {
+    it(`${name}: a killed primary, its replica promoted, under a held lock and its queue, and calls before it took over`, async () => {
       const lock = await nameOnReplicatedPrimary(`killed:${name}`, index);
       const { lease, waits, handles } = await holderAndWaiters(make, lock, 3);
-      const kill = await cluster.killPrimary(lock);
+      // Other locks of the slot, asked for while no live node serves it: one try, and a wait.
+      const locks = await make();
+      const tried = locks.getLock(cluster.nameInSlot(slotOf(lock), `orphaned-try:${name}`));
+      const waited = locks.getLock(cluster.nameInSlot(slotOf(lock), `orphaned-wait:${name}`));
+      await waited.lock(); // the client is connected to the primary that is killed
+      await waited.unlock();
+      let calls: { try: Promise<Settled<boolean>>; wait: Promise<Settled<boolean>> } | undefined;
+      const kill = await cluster.killPrimary(lock, {
+        afterKill: () =>
+          (calls = { try: settled(tried.tryLock()), wait: settled(waited.tryLock({ waitTime: 20_000 })) }),
+      });
       assert.ok(kill.ms < 10_000, `promotion took ${kill.ms} ms`);
+      // Neither sits out commandTimeout on the dead node's connection. The try gets the free lock or
+      // says Redis is unavailable (never "held"); the wait gets it once the replica took over.
+      const attempt = await calls!.try;
+      assert.ok(attempt.ms < OPTIONS.commandTimeout!, `the try took ${attempt.ms} ms`);
+      if (attempt.error === undefined) assert.equal(attempt.value, true);
+      else assert.equal((attempt.error as { code?: string }).code, 'LATCHKEY_REDIS_UNAVAILABLE');
+      if (attempt.value) await tried.unlock();
+      const wait = await calls!.wait;
+      assert.equal(wait.error, undefined);
+      assert.equal(wait.value, true);
+      assert.ok(wait.ms < OPTIONS.commandTimeout!, `the wait took ${wait.ms} ms`);
+      await waited.unlock();
       await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const released = Date.now();
       await handOverToAll(lease, waits, handles);
+      // Handed over by message: the waiters' channels moved to the new primary. Deaf, each would
+      // wait for the end of the lease it was last told of (up to watchdogTimeout).
+      const handedOver = Date.now() - released;
+      assert.ok(handedOver < OPTIONS.watchdogTimeout! / 2, `the hand-overs took ${handedOver} ms`);
     });
   });
 });

@@ -306,9 +306,10 @@ export interface ReplicatedCluster {
   /**
    * SIGKILLs the slot's primary; resolves once every live node agrees that its replica took over
    * and says cluster_state:ok again. The dead node stays known to the cluster (flagged fail) and
-   * the new primary has no replica left.
+   * the new primary has no replica left. `afterKill` runs once the primary is dead, before its
+   * replica takes over: calls it makes find the slot served by no live node.
    */
-  killPrimary(slotOrKey: SlotOrKey): Promise<ClusterFailover>;
+  killPrimary(slotOrKey: SlotOrKey, options?: { afterKill?: () => void }): Promise<ClusterFailover>;
   /**
    * Moves one slot with its keys to `to`, as `redis-cli --cluster reshard` does: SETSLOT
    * IMPORTING / MIGRATING, GETKEYSINSLOT + MIGRATE in batches, then SETSLOT NODE on the target,
@@ -621,7 +622,7 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
       return { slot, from, to, ms: Date.now() - started };
     },
 
-    async killPrimary(slotOrKey) {
+    async killPrimary(slotOrKey, { afterKill } = {}) {
       const slot = slotOf(slotOrKey);
       const from = await cluster.primaryOf(slot);
       const [replica] = await replicaLinesOf(from);
@@ -630,6 +631,7 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
       const started = Date.now();
       await from.stop(true);
       admin.drop(from.port);
+      afterKill?.();
       await settle(`replica ${to.port} replacing killed primary ${from.port} (slot ${slot})`, 20_000, (lines) => {
         const owner = lines.find((line) => serves(line, slot));
         return owner?.id === to.id ? undefined : `slot ${slot} still served by ${owner?.port}`;
