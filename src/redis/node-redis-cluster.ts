@@ -111,10 +111,14 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
     },
     subscriber(reconnected) {
       const subscriber = cluster.duplicate({ minimizeConnections: true });
-      /** Each channel, with its listener and the primary it was subscribed on. */
-      const channels = new Map<string, { readonly listener: MessageListener; address: string | undefined }>();
-      /** Per channel, what answers a call to subscribe it once `follow` subscribed it elsewhere. */
-      const movedCalls = new Map<string, () => void>();
+      /**
+       * Each channel: its listener, the primary it was subscribed on, and what answers the call
+       * that subscribed it once `follow` subscribed it on another.
+       */
+      const channels = new Map<
+        string,
+        { readonly listener: MessageListener; address: string | undefined; readonly answer: () => void }
+      >();
       /**
        * After the slot map was read again: a channel whose slot a new primary serves (its node
        * died and the replica took over; node-redis drops its channels with it) is subscribed
@@ -126,8 +130,7 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
           const address = subscriber.slots[clusterSlot(channel)]?.master.address;
           if (address === undefined || address === entry.address) continue;
           entry.address = address;
-          const answer = (): void => movedCalls.get(channel)?.();
-          moves.push(subscriber.sSubscribe(channel, entry.listener).then(answer, () => undefined));
+          moves.push(subscriber.sSubscribe(channel, entry.listener).then(entry.answer, () => undefined));
         }
         // Not awaited: a new primary that cannot be reached either must not hold up later repairs.
         if (moves.length > 0) void Promise.all(moves).then(reconnected);
@@ -167,19 +170,14 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
         async sSubscribe(channel, listener) {
           const slot = clusterSlot(channel);
           await refreshSubscriber(slot);
-          channels.set(channel, { listener, address: subscriber.slots[slot]?.master.address });
+          const address = subscriber.slots[slot]?.master.address;
+          const moved = new Promise<void>((answer) => channels.set(channel, { listener, address, answer }));
           // A connection to a node that died holds the SSUBSCRIBE, and node-redis never answers it
           // (not even once the node left the slot map). Watched before it is answered, the slot is
           // repaired when the replica took over: the channel subscribed there is this call's answer.
-          let answer = (): void => undefined;
-          const moved = new Promise<void>((resolve) => movedCalls.set(channel, (answer = resolve)));
           const subscribing = subscriber.sSubscribe(channel, listener);
           watch(slot);
-          try {
-            await Promise.race([subscribing, moved]);
-          } finally {
-            if (movedCalls.get(channel) === answer) movedCalls.delete(channel);
-          }
+          await Promise.race([subscribing, moved]);
         },
         sUnsubscribe(channel) {
           channels.delete(channel);
