@@ -6,7 +6,7 @@ import { contextOf } from '../../src/client.js';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
 import { LockClient, type LockClientOptions } from '../../src/index.js';
 import { startCluster, startSentinel, type TestCluster } from '../helpers/cluster.js';
-import { commandCalls, sleep } from '../helpers/redis.js';
+import { commandCalls, eventually, sleep } from '../helpers/redis.js';
 
 let cluster: TestCluster;
 let admins: Redis[];
@@ -64,10 +64,17 @@ describe('on a real Redis Cluster (3 primaries), ioredis and node-redis', () => 
       const waiterClient = await make();
       await holder.lock();
       const waiting = waiterClient.getLock(`sharded:${name}`).tryLock({ waitTime: 10_000 });
-      await sleep(200);
       const channel = `latchkey:{sharded:${name}}:lock:hand-over:${waiterClient.id}`;
-      const [, subscribers] = (await adminOf(channel).pubsub('SHARDNUMSUB', channel)) as [string, number];
-      assert.equal(Number(subscribers), 1, 'subscribed on the shard that serves the lock');
+      const subscribers = async (): Promise<number> => {
+        const [, count] = (await adminOf(channel).pubsub('SHARDNUMSUB', channel)) as [string, number];
+        return Number(count);
+      };
+      // Polled, not slept on: a loaded machine may take more than a fixed pause to subscribe.
+      await eventually(
+        async () => (await subscribers()) === 1,
+        5_000,
+        'a subscription on the shard that serves the lock',
+      );
       const released = Date.now();
       await holder.unlock();
       assert.equal(await waiting, true);
