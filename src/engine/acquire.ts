@@ -60,8 +60,8 @@ const FALLBACK_RETRY_MS = 1_000;
  * (Redis unreachable, a failover) is retried, within the deadline and `failFor`; at the deadline the
  * answer is what the last attempt found: not acquired (undefined) if it found the lock held,
  * RedisUnavailableError if it could not ask. Whatever ends the wait without the lock gives back
- * what the acquisition may hold. An abort is the caller's answer at once, also while an attempt is
- * in flight: what that attempt wins is given back once it settles.
+ * what the acquisition may hold. An abort is the caller's answer at once, also while an attempt or
+ * the replicas' acknowledgement of its grant is awaited: what it wins is given back once it settles.
  */
 export async function acquire<T>(
   acquisition: Acquisition<T>,
@@ -77,8 +77,17 @@ export async function acquire<T>(
   const needsReplicas = ctx.options.replicaAcks > 0 && acquisition.grantKey !== undefined;
   let waiter: Waiter | undefined;
   let message: string | undefined;
-  /** An attempt the caller stopped waiting for (aborted): what it wins is given back once it settles. */
+  /** A call the caller stopped waiting for (aborted): what it wins is given back once it settles. */
   let abandoned: Promise<unknown> | undefined;
+  const heed = async <V>(call: Promise<V>): Promise<V> => {
+    if (!signal) return call;
+    try {
+      return await abortable(call, signal);
+    } catch (error) {
+      if (signal.aborted && error === signal.reason) abandoned = call;
+      throw error;
+    }
+  };
   try {
     const { channel } = acquisition;
     if (channel !== undefined && !single && ctx.waiters.isSubscribed(channel)) {
@@ -88,17 +97,14 @@ export async function acquire<T>(
       // A wait outlives nothing: shutdown() ends it (a spin wait has no subscription to fail).
       if (round > 0) ctx.assertOpen();
       let outcome: Attempt<T> | undefined;
-      let attempt: Promise<Attempt<T>> | undefined;
       try {
-        attempt = acquisition.attempt(callDeadline, waiter !== undefined, message);
-        outcome = await (signal ? abortable(attempt, signal) : attempt);
+        outcome = await heed(acquisition.attempt(callDeadline, waiter !== undefined, message));
       } catch (error) {
-        if (signal?.aborted && error === signal.reason) abandoned = attempt;
         outcome = wait.failed(error);
       }
       // With replicaAcks, a grant too few replicas acknowledged is a failed call, tried again while
       // the owner holds the grant.
-      if (outcome?.acquired && needsReplicas && !(await wait.replicated(ctx))) outcome = undefined;
+      if (outcome?.acquired && needsReplicas && !(await heed(wait.replicated(ctx)))) outcome = undefined;
       else if (outcome) wait.answered();
       if (outcome?.acquired) {
         if (signal?.aborted) throw signal.reason;

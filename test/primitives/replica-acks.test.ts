@@ -57,6 +57,30 @@ describe('replicaAcks: an acquisition counts once replicas have it', () => {
     }
   });
 
+  it('an abort while the replicas are awaited is the answer at once; the grant is given back after WAIT', async () => {
+    const locks = primary.lockClient({ replicaAcks: 1, replicaAckTimeout: 3_000, commandTimeout: 10_000 });
+    replica.freeze();
+    try {
+      const controller = new AbortController();
+      const reason = new Error('the caller gave up');
+      const locking = locks.getLock('abort-in-wait').lock({ signal: controller.signal });
+      // The grant is made at once; only WAIT, held up by the frozen replica, keeps lock() pending.
+      await eventually(async () => (await primary.client().exists('latchkey:{abort-in-wait}:lock')) === 1);
+      const aborted = Date.now();
+      controller.abort(reason);
+      await assert.rejects(locking, (error) => error === reason);
+      const heard = Date.now() - aborted;
+      assert.ok(heard < 1_500, `the abort was heard ${heard} ms after it (WAIT lasts 3 s)`);
+      await eventually(
+        async () => (await primary.client().exists('latchkey:{abort-in-wait}:lock')) === 0,
+        8_000,
+        'the grant given back',
+      );
+    } finally {
+      replica.resume();
+    }
+  });
+
   it('takes a hand-over by a round trip, since a WAIT on its own connection covers only its own writes', async () => {
     const holder = primary.lockClient({ replicaAcks: 1 }).getLock('handed');
     const waiter = primary.lockClient({ replicaAcks: 1 }).getLock('handed');
