@@ -144,7 +144,9 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await holder.lock({ leaseTime: 60_000 });
     assert.equal(contextOf(holderClient).watchdog.size, 0);
     const waiting = waiter.lock({ leaseTime: 4_000 });
-    await sleep(50);
+    // Queued, so that the release hands the lock over (a fixed pause lost this race on a loaded machine).
+    const admin = server.client();
+    await eventually(async () => (await admin.llen(lockKeys('fixed-lease')[1])) === 1, 5_000, 'the waiter queued');
     await holder.unlock();
     await waiting;
     // Handed over for the reservation only: the watchdog extends it towards the lease's end.
