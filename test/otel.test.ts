@@ -43,8 +43,9 @@ const total = (list: DataPoint<number>[]): number => list.reduce((sum, point) =>
 describe('latchkey/otel from a real run', () => {
   it('records wait and hold histograms, acquisitions, timeouts, lost leases, waiters and wait spans', async () => {
     const instrumentation = instrumentLatchkey({ meterProvider, tracerProvider, spans: true });
-    const locks = server.lockClient({ watchdogTimeout: 300 });
-    const other = server.lockClient({ watchdogTimeout: 300 });
+    // A 3 s lease: a loaded machine's slow renewals must not lose the contended holds.
+    const locks = server.lockClient({ watchdogTimeout: 3_000 });
+    const other = server.lockClient({ watchdogTimeout: 3_000 });
 
     // A contended lock: the waiter waits about 150 ms; the holder held it about as long.
     const holder = await locks.getLock('orders').acquire();
@@ -57,7 +58,7 @@ describe('latchkey/otel from a real run', () => {
     assert.equal(await locks.getLock('orders').tryLock({ waitTime: 50 }), false);
     await second.release();
 
-    // A lost lease: someone deletes the lock, the next renewal (every 100 ms) finds it gone.
+    // A lost lease: someone deletes the lock; Redis tells the holder (or the next renewal, within 1 s, finds it gone).
     const lease = await locks.getLock('fragile').acquire();
     const lostNow = new Promise((resolve) => lease.signal.addEventListener('abort', resolve, { once: true }));
     assert.equal(await other.getLock('fragile').forceUnlock(), true);
