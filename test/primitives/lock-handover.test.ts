@@ -3,6 +3,8 @@ import { before, describe, it } from 'node:test';
 import { lockAcquire, lockLeave, lockReenter, lockRelease } from '../../src/scripts/index.js';
 import { contextOf } from '../../src/client.js';
 import { assertNoKeyWithoutTtl, keysLeft as lockKeysLeft } from '../helpers/leftovers.js';
+import type { Redis } from 'ioredis';
+import { lockQueue } from '../helpers/lock-queue.js';
 import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 /** The lock hash, queue and waiters keys of lock `name`. */
@@ -13,9 +15,16 @@ const lockKeys = (name: string): [string, string, string] => [
 ];
 
 let server: TestServer;
+let redis: Redis;
 before(async () => {
   server = await startServer();
+  redis = server.client();
 });
+
+// Waiters are awaited in the queue, not for a fixed pause: on a loaded machine a waiter not yet
+// queued when the lock is released takes it directly, and a test built on a hand-over then fails
+// or, where the releaser asks again at once, waits forever.
+const { waitQueued } = lockQueue(() => redis);
 
 /** Resolves once `lock` is taken, recording the order of acquisitions in `order`. */
 function take(lock: { lock(): Promise<void> }, label: string, order: string[]): Promise<void> {
@@ -29,7 +38,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const b = server.lockClient().getLock('barge');
     await a.lock();
     const bWaits = take(b, 'b', order);
-    await sleep(50); // b is queued
+    await waitQueued('barge', 1);
     await a.unlock();
     const aAgain = take(a, 'a', order); // asks again at once: its request needs no wake-up, b's does
     await bWaits;
@@ -46,7 +55,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const bystander = server.lockClient().getLock('no-barge-try');
     await holder.lock();
     const waiting = waiter.lock();
-    await sleep(50);
+    await waitQueued('no-barge-try', 1);
     await holder.unlock();
     assert.equal(await bystander.tryLock(), false);
     await waiting;
@@ -104,9 +113,9 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await holder.lock();
     const controller = new AbortController();
     const quitting = quitter.lock({ signal: controller.signal }).catch((error: unknown) => error);
-    await sleep(30);
+    await waitQueued('give-up-handover', 1);
     const nextWaits = next.lock();
-    await sleep(30);
+    await waitQueued('give-up-handover', 2);
     controller.abort(new Error('gave up'));
     assert.equal(((await quitting) as Error).message, 'gave up');
     await holder.unlock();
@@ -120,7 +129,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const waiter = server.lockClient({ fairWaiterTimeout: 1_500 }).getLock('claim');
     await holder.lock();
     const waiting = waiter.lock(); // watchdog lease: 30 s
-    await sleep(50);
+    await waitQueued('claim', 1);
     await holder.unlock();
     await waiting;
     // Handed over: the lock is kept for the new owner no longer than a dead waiter's place (1.5 s).
@@ -144,9 +153,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await holder.lock({ leaseTime: 60_000 });
     assert.equal(contextOf(holderClient).watchdog.size, 0);
     const waiting = waiter.lock({ leaseTime: 4_000 });
-    // Queued, so that the release hands the lock over (a fixed pause lost this race on a loaded machine).
-    const admin = server.client();
-    await eventually(async () => (await admin.llen(lockKeys('fixed-lease')[1])) === 1, 5_000, 'the waiter queued');
+    await waitQueued('fixed-lease', 1);
     await holder.unlock();
     await waiting;
     // Handed over for the reservation only: the watchdog extends it towards the lease's end.
@@ -165,7 +172,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const waiter = locks.getLock('no-claim');
     await holder.lock();
     const waiting = waiter.lock();
-    await sleep(50);
+    await waitQueued('no-claim', 1);
     const admin = server.client();
     await admin.config('RESETSTAT');
     await holder.unlock();
@@ -181,13 +188,12 @@ describe('Lock: hand-over to waiters, no barging', () => {
     const locks = server.lockClient({ fairWaiterTimeout: 600 });
     const holder = locks.getLock('dead-waiter');
     const waiter = server.lockClient({ fairWaiterTimeout: 600 }).getLock('dead-waiter');
-    const redis = server.client();
     await holder.lock();
     // A waiter that queued and then died (it never refreshes its place, never reads the message):
     // lease 300 ms, place kept 600 ms, reservation 300 ms, wait "w", ticket "1".
     await redis.eval(lockAcquire.source, 1, lockKeys('dead-waiter')[0], 'ghost:1', 300, 600, 300, 'w', '1');
     const waiting = waiter.lock();
-    await sleep(50);
+    await waitQueued('dead-waiter', 2);
     await holder.unlock(); // handed to the ghost: reserved for at most its lease (300 ms)
     const started = Date.now();
     await waiting;
@@ -198,7 +204,6 @@ describe('Lock: hand-over to waiters, no barging', () => {
   });
 
   it('the scripts are safe to repeat: an acquisition, a re-entry and a release sent twice count once', async () => {
-    const redis = server.client();
     const keys = lockKeys('repeat');
     const marker = (owner: string): string => `latchkey:{repeat}:lock:released:${owner}`;
     const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
@@ -220,7 +225,6 @@ describe('Lock: hand-over to waiters, no barging', () => {
   });
 
   it('a hand-over names the wait and the ticket of the attempt that queued it; a wait that gives up passes it on', async () => {
-    const redis = server.client();
     const keys = lockKeys('pass-on');
     const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
       redis.eval(script.source, 1, keys[0], ...args);
