@@ -37,7 +37,15 @@ export function max(values: readonly number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((a, b) => Math.max(a, b), -Infinity);
 }
 
-/** One critical section as its holder saw it, on the shared clock (epoch ms, sub-ms precision). */
+/**
+ * The clock every process of a run reads (ms, sub-ms precision): the machine's monotonic clock,
+ * one for all processes. `performance.timeOrigin + performance.now()` is not: each process reads
+ * its origin from the wall clock once at start-up, and one preempted while it does is off by a
+ * fraction of a ms or more, which scenario 3 counted as holders overlapping across its hand-overs.
+ */
+export const sharedNow = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+/** One critical section as its holder saw it, on the shared clock (see sharedNow). */
 export interface Interval {
   readonly worker: number;
   /** When the worker asked for the lock. */

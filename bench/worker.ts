@@ -1,14 +1,13 @@
 /**
  * One contending process of scenario 3, forked by the benchmark (`node --import tsx bench/worker.ts`).
  * It waits for a `run` message, loops acquire → hold → release on one lock until the window ends,
- * and answers with its intervals on the shared clock (performance.timeOrigin + performance.now()).
+ * and answers with its intervals on the shared clock (sharedNow).
  */
 import * as diagnostics from 'node:diagnostics_channel';
-import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { libraryByName } from './libraries.js';
-import type { Interval } from './stats.js';
+import { sharedNow as now, type Interval } from './stats.js';
 
 export interface RunMessage {
   readonly type: 'run';
@@ -75,8 +74,6 @@ function countAcquisitions(name: string): () => AcquiredBy {
     return counts;
   };
 }
-
-const now = (): number => performance.timeOrigin + performance.now();
 
 /** The notification floor: how long an SPUBLISH takes to reach another process (ms, shared clock). */
 export interface ProbeMessage {

@@ -1,10 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { contentionStats, mean, percentile, type ContentionStats, type Interval } from '../stats.js';
+import { contentionStats, mean, percentile, sharedNow, type ContentionStats, type Interval } from '../stats.js';
 import type { AcquiredBy, DoneMessage, ProbeMessage, RunMessage } from '../worker.js';
 
 /**
@@ -87,7 +86,7 @@ export class WorkerPool {
     if (counting) await admin.config('RESETSTAT');
     // The workers start asking WARM_UP_MS before the window opens: what is measured is the steady
     // state, not each library's first scripts loading (NOSCRIPT), first subscriptions and cold JIT.
-    const asking = performance.timeOrigin + performance.now() + 200;
+    const asking = sharedNow() + 200;
     const start = asking + WARM_UP_MS;
     const end = start + windowMs;
     const cutoff = end + graceMs;
@@ -154,7 +153,7 @@ export class WorkerPool {
         child.on('message', onMessage);
       });
     const channel = `bench:probe:${Date.now()}`;
-    const start = performance.timeOrigin + performance.now() + 300;
+    const start = sharedNow() + 300;
     const listening = reply(listener, 'listening');
     const probed = reply<{ latencies: number[] }>(listener, 'probed');
     const probe = { type: 'probe', port, channel, count, start, spacingMs } as const;
