@@ -79,15 +79,14 @@ export async function acquire<T>(
   let message: string | undefined;
   /** A call the caller stopped waiting for (aborted): what it wins is given back once it settles. */
   let abandoned: Promise<unknown> | undefined;
-  const heed = async <V>(call: Promise<V>): Promise<V> => {
-    if (!signal) return call;
-    try {
-      return await abortable(call, signal);
-    } catch (error) {
-      if (signal.aborted && error === signal.reason) abandoned = call;
-      throw error;
-    }
-  };
+  // Not async: without a signal the call itself is awaited, adding no promise to the common path.
+  const heed = <V>(call: Promise<V>): Promise<V> =>
+    signal
+      ? abortable(call, signal).catch((error: unknown) => {
+          if (signal.aborted && error === signal.reason) abandoned = call;
+          throw error;
+        })
+      : call;
   try {
     const { channel } = acquisition;
     if (channel !== undefined && !single && ctx.waiters.isSubscribed(channel)) {
