@@ -4,6 +4,7 @@ import { RedisUnavailableError } from '../errors.js';
 import { MIN_CALL_MS, retryPause, withTimeout } from '../redis/script-runner.js';
 import { abortable, sleep } from './timers.js';
 import type { Waiter, Waiters } from './waiters.js';
+import { now } from '../clock.js';
 
 /** What one attempt found. */
 export type Attempt<T> =
@@ -43,7 +44,7 @@ export interface Acquisition<T> {
 
 /** When an acquisition ends. */
 export interface AcquireBounds {
-  /** Epoch ms after which the wait gives up; undefined: wait until acquired. `Date.now()`: one attempt. */
+  /** Epoch ms after which the wait gives up; undefined: wait until acquired. `now()`: one attempt. */
   readonly deadline?: number;
   readonly signal?: AbortSignal;
 }
@@ -71,7 +72,7 @@ export async function acquire<T>(
   signal?.throwIfAborted();
   // Failed calls in a row are ridden out for commandTimeout before the wait fails.
   const wait = new WaitState(acquisition, ctx.options.commandTimeout);
-  const single = deadline !== undefined && deadline <= Date.now();
+  const single = deadline !== undefined && deadline <= now();
   // A single attempt is bounded by commandTimeout alone, not by a deadline of "now".
   const callDeadline = single ? undefined : deadline;
   const needsReplicas = ctx.options.replicaAcks > 0 && acquisition.grantKey !== undefined;
@@ -110,7 +111,7 @@ export async function acquire<T>(
         wait.end('acquired');
         return outcome.value;
       }
-      if (deadline !== undefined && Date.now() >= deadline) {
+      if (deadline !== undefined && now() >= deadline) {
         if (wait.failure) throw wait.failure;
         wait.end('timeout');
         await giveUp(acquisition, false);
@@ -122,7 +123,7 @@ export async function acquire<T>(
         // Subscribed now: try again at once, a release may have come before the subscription.
         if (waiter) continue;
       }
-      const remaining = deadline === undefined ? Infinity : deadline - Date.now();
+      const remaining = deadline === undefined ? Infinity : deadline - now();
       // Its subscription failed: hearing no release, the wait polls as after a failed call, not at
       // the holder's lease end.
       const deaf = channel !== undefined && waiter === undefined;
@@ -223,11 +224,11 @@ class WaitState<T> {
   }
 
   #failed(error: RedisUnavailableError): undefined {
-    const now = Date.now();
-    this.#firstFailure ??= now;
+    const time = now();
+    this.#firstFailure ??= time;
     this.#failures++;
     this.failure = error;
-    if (now - this.#firstFailure >= this.failFor) throw error;
+    if (time - this.#firstFailure >= this.failFor) throw error;
     return undefined;
   }
 
@@ -241,7 +242,7 @@ class WaitState<T> {
 
   start(): void {
     if (this.#started !== undefined) return;
-    this.#started = Date.now();
+    this.#started = now();
     const { name, kind } = this.acquisition;
     listening('wait')?.publish({ name, kind, phase: 'start' });
   }
@@ -249,7 +250,7 @@ class WaitState<T> {
   end(outcome: 'acquired' | 'timeout' | 'aborted' | 'error'): void {
     if (this.#started === undefined) return;
     const { name, kind } = this.acquisition;
-    const waited = Date.now() - this.#started;
+    const waited = now() - this.#started;
     this.#started = undefined;
     listening('wait')?.publish({ name, kind, phase: 'end', acquired: outcome === 'acquired', waited, outcome });
   }

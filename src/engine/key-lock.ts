@@ -5,6 +5,7 @@ import { withTimeout } from '../redis/script-runner.js';
 import { acquire } from './acquire.js';
 import type { AcquireRequest, Grant, HeldLock, Hold, LockBackend, LockStatus, MemberCore } from './lock-core.js';
 import { provenUntil, type Liveness } from './liveness.js';
+import { now } from '../clock.js';
 
 /**
  * A lock kept under one Redis key (Lock, FairLock, SpinLock, FencedLock, either side of a
@@ -58,7 +59,7 @@ export class KeyLock implements MemberCore {
 
   async #acquireFresh(owner: string, holdKey: string, request: AcquireRequest): Promise<HeldLock | undefined> {
     const leaseMs = request.leaseTime ?? watchdogLease(this.ctx);
-    const started = Date.now();
+    const started = now();
     const grant = await acquire(this.backend.begin(owner, leaseMs), this.ctx, request);
     if (!grant) return undefined;
     const { name, kind, key } = this.backend;
@@ -90,7 +91,7 @@ export class KeyLock implements MemberCore {
       unwatch: this.ctx.lossWatch?.watch(liveness, { script: this.backend.checkScript, key, owner }),
     };
     this.ctx.holds.set(holdKey, hold);
-    const waited = Date.now() - started;
+    const waited = now() - started;
     listening('acquire')?.publish({ name, kind, key, owner, holds: 1, waited, byMessage: grant.byMessage === true });
     return { liveness, token: grant.token };
   }
@@ -107,7 +108,7 @@ export class KeyLock implements MemberCore {
       return this.#acquireFresh(owner, holdKey, request);
     }
     const leaseMs = request.leaseTime ?? watchdogLease(this.ctx);
-    const until = Date.now() + this.ctx.options.commandTimeout;
+    const until = now() + this.ctx.options.commandTimeout;
     let grant: Grant | null;
     try {
       grant = await this.backend.reenter(owner, hold.count, leaseMs, until);
@@ -167,7 +168,7 @@ export class KeyLock implements MemberCore {
     if (lost) {
       this.#forget(hold);
       // Lost as far as this process can prove; should Redis still hold it, let it go at once.
-      const until = Date.now() + this.ctx.options.commandTimeout;
+      const until = now() + this.ctx.options.commandTimeout;
       this.backend.release(owner, hold.id, hold.count, until).catch(() => undefined);
       throw lost;
     }
@@ -175,7 +176,7 @@ export class KeyLock implements MemberCore {
     if (final) this.#stopKeeping(hold);
     // A last release is retried for commandTimeout, then the lock is left to its lease; one that
     // leaves holds is retried while they are proven (renewal goes on meanwhile).
-    const soon = Date.now() + this.ctx.options.commandTimeout;
+    const soon = now() + this.ctx.options.commandTimeout;
     const until = final ? soon : Math.max(hold.liveness.validUntil, soon);
     let left: number;
     try {
@@ -195,7 +196,7 @@ export class KeyLock implements MemberCore {
     }
     hold.count = left;
     const { name, kind, key } = this.backend;
-    const held = left === 0 ? Date.now() - hold.since : undefined;
+    const held = left === 0 ? now() - hold.since : undefined;
     listening('release')?.publish({ name, kind, key, owner, holds: left, held });
     if (left === 0) {
       hold.liveness.end();
@@ -207,7 +208,7 @@ export class KeyLock implements MemberCore {
   /** Brings the owner's count in Redis back to `holds - 1` after a re-entry whose outcome was lost. */
   #settleInBackground(hold: Hold, holds: number): void {
     void this.ctx.serially(hold.holdKey, () => {
-      const until = Math.max(hold.liveness.validUntil, Date.now() + this.ctx.options.commandTimeout);
+      const until = Math.max(hold.liveness.validUntil, now() + this.ctx.options.commandTimeout);
       const settled = this.backend
         .release(hold.owner, hold.id, holds, until)
         .catch((error: unknown) => hold.liveness.lose('its hold count could not be confirmed', error));
@@ -236,7 +237,7 @@ export class KeyLock implements MemberCore {
   async setLease(ownerId: string, leaseMs: number): Promise<boolean> {
     const hold = this.#hold(ownerId);
     if (!hold?.liveness.alive) return false;
-    const sentAt = Date.now();
+    const sentAt = now();
     const { key, renewScript } = this.backend;
     const reply = await this.ctx.run(renewScript, [key], [key, hold.owner, leaseMs]);
     if (!Array.isArray(reply) || reply[0] !== 1) return false;

@@ -1,6 +1,7 @@
 import { listening, type LockKind } from '../diagnostics.js';
 import { LockLostError } from '../errors.js';
 import { setLongTimeout, type LongTimer } from './timers.js';
+import { now } from '../clock.js';
 
 /** What a Liveness stands for, as reported when it is lost. */
 export interface HoldIdentity {
@@ -146,16 +147,16 @@ export class Livenesses {
     if (at >= this.#timerAt) return;
     this.#timer?.cancel();
     this.#timerAt = at;
-    this.#timer = setLongTimeout(() => this.#ring(), at - Date.now());
+    this.#timer = setLongTimeout(() => this.#ring(), at - now());
   }
 
   #ring(): void {
     this.#timer = undefined;
     this.#timerAt = Infinity;
-    const now = Date.now();
+    const time = now();
     let next = Infinity;
     for (const liveness of [...this.#live]) {
-      liveness.expireBy(now);
+      liveness.expireBy(time);
       if (liveness.alive) next = Math.min(next, liveness.validUntil);
     }
     if (next < Infinity) this.provenUntil(next);

@@ -17,7 +17,7 @@ export interface LockStatus {
 export interface AcquireRequest {
   /** Left out: the watchdog keeps the lock alive. */
   readonly leaseTime?: number;
-  /** Epoch ms after which the wait gives up; undefined: until acquired; `Date.now()`: one attempt. */
+  /** Epoch ms after which the wait gives up; undefined: until acquired; `now()` (clock.ts): one attempt. */
   readonly deadline?: number;
   readonly signal?: AbortSignal;
   /** Taken as a MultiLock / RedLock member: its loss is the group's business, not a `lockLost` of its own. */

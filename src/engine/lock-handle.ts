@@ -5,6 +5,7 @@ import type { LockOptions, TryLockOptions } from '../options.js';
 import { contextOwner, newOwnerId, runHolding } from '../owner.js';
 import { checkFunction, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
 import type { AcquireRequest, HeldLock, LockCore } from './lock-core.js';
+import { now } from '../clock.js';
 
 /** The core behind each Lock this module made (MultiLock reaches its members through it). */
 const cores = new WeakMap<object, LockCore>();
@@ -29,7 +30,7 @@ export function toRequest(options: unknown, withWait: boolean): AcquireRequest &
     waitTime,
     leaseTime: checkOptionalDuration(given.leaseTime, 'leaseTime', true),
     signal: checkSignal(given.signal),
-    deadline: waitTime === undefined ? undefined : Date.now() + waitTime,
+    deadline: waitTime === undefined ? undefined : now() + waitTime,
   };
 }
 
@@ -65,7 +66,7 @@ export class LockHandle implements Lock {
 
   async tryLock(options?: TryLockOptions): Promise<boolean> {
     const request = toRequest(options, true);
-    return (await this.take({ ...request, deadline: request.deadline ?? Date.now() }, true)) !== undefined;
+    return (await this.take({ ...request, deadline: request.deadline ?? now() }, true)) !== undefined;
   }
 
   /**

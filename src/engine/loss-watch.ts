@@ -3,6 +3,7 @@ import type { ScriptRunner } from '../redis/script-runner.js';
 import { KeyTracking } from '../redis/tracking.js';
 import type { Liveness } from './liveness.js';
 import { setLongTimeout, type LongTimer } from './timers.js';
+import { now } from '../clock.js';
 
 /** What a hold is checked with: a read-only batch script answering 1 per key still held by its owner. */
 export interface LossCheck {
@@ -74,7 +75,7 @@ export class LossWatch {
     this.#open();
     if (this.#unavailable) return () => undefined;
     // Only a list entry until its first read: a hold released sooner costs next to nothing.
-    const watched: Watched = { liveness, check, since: Date.now(), stopped: false };
+    const watched: Watched = { liveness, check, since: now(), stopped: false };
     this.#pending.add(watched);
     this.#timer ??= setLongTimeout(() => this.#firstReads(), TRACK_AFTER_MS);
     return () => {
@@ -122,10 +123,10 @@ export class LossWatch {
   /** Opens tracking on first use, and again a while after it could not be. */
   #open(): void {
     if (this.#tracking || this.#opening || this.#closing.signal.aborted || this.#unavailable) return;
-    const wait = this.#openFailedAt + REOPEN_AFTER_MS - Date.now();
+    const wait = this.#openFailedAt + REOPEN_AFTER_MS - now();
     if (wait > 0) {
       // Tried again once the wait is over if anything is still watched (a later hold opens it
-      // otherwise). Checked again then: a Node timer may fire a millisecond early by Date.now().
+      // otherwise). Checked again then: a Node timer may fire a millisecond early by now().
       this.#reopen ??= setLongTimeout(() => {
         this.#reopen = undefined;
         if (this.#pending.size > 0 || this.#byKey.size > 0) this.#open();
@@ -141,7 +142,7 @@ export class LossWatch {
       // Closed for good (a client that does not reconnect): open a new one in a while.
       ended: () => {
         this.#tracking = undefined;
-        this.#openFailedAt = Date.now();
+        this.#openFailedAt = now();
         this.#open();
       },
     };
@@ -154,7 +155,7 @@ export class LossWatch {
       },
       () => {
         this.#opening = undefined;
-        this.#openFailedAt = Date.now();
+        this.#openFailedAt = now();
         // Tried again after the pause: a holder that takes nothing new would never ask.
         this.#open();
       },
@@ -172,9 +173,9 @@ export class LossWatch {
       this.#pending.clear();
       return;
     }
-    const now = Date.now();
+    const time = now();
     for (const watched of this.#pending) {
-      if (watched.since + TRACK_AFTER_MS > now) break;
+      if (watched.since + TRACK_AFTER_MS > time) break;
       this.#pending.delete(watched);
       let holds = this.#byKey.get(watched.check.key);
       if (!holds) this.#byKey.set(watched.check.key, (holds = new Set()));

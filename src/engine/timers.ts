@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 /** Node's timers fire at once for any delay above this (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -12,10 +13,10 @@ export interface LongTimer {
  * renewals) serve the user's work, they are not work.
  */
 export function setLongTimeout(fn: () => void, ms: number, keepAlive = false): LongTimer {
-  const at = Date.now() + ms;
+  const at = now() + ms;
   let timer: NodeJS.Timeout;
   const arm = (): void => {
-    const left = at - Date.now();
+    const left = at - now();
     timer = setTimeout(left > MAX_TIMER_MS ? arm : fn, Math.min(Math.max(0, left), MAX_TIMER_MS));
     if (!keepAlive) timer.unref();
   };

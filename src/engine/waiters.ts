@@ -2,6 +2,7 @@ import { RedisUnavailableError } from '../errors.js';
 import type { ChannelListener, RedisConnection } from '../redis/connection.js';
 import { withTimeout } from '../redis/script-runner.js';
 import { abortable, setLongTimeout, type LongTimer } from './timers.js';
+import { now } from '../clock.js';
 
 /** How long a channel stays subscribed after its last waiter left. */
 const LINGER_MS = 250;
@@ -57,10 +58,7 @@ export class Waiters {
   }
 
   async #subscribe(channel: string, entry: Channel, deadline: number | undefined): Promise<void> {
-    const limit = Math.min(
-      this.commandTimeout,
-      deadline === undefined ? Infinity : Math.max(50, deadline - Date.now()),
-    );
+    const limit = Math.min(this.commandTimeout, deadline === undefined ? Infinity : Math.max(50, deadline - now()));
     let late = false;
     const subscribing = this.connection.subscribe(channel, entry);
     // Confirmed after the caller gave up: drop it rather than leak it.
@@ -139,7 +137,7 @@ class Channel implements ChannelListener {
     // A wake-up it did not use goes to the next waiter, or a freed permit would wait for a timer.
     if (unusedWake) this.message('1');
     if (this.waiters.length > 0) return;
-    this.#emptiedAt = Date.now();
+    this.#emptiedAt = now();
     // One timer per channel, set again only when it fires: a timer per departure cost a
     // hand-over ~14 us of the ~90 from its message to lock() resolving (a worker's cold path).
     this.#linger ??= setLongTimeout(() => this.#lingered(), LINGER_MS);
@@ -148,7 +146,7 @@ class Channel implements ChannelListener {
   #lingered(): void {
     this.#linger = undefined;
     if (this.waiters.length > 0) return; // the last of them to leave sets it again
-    const left = this.#emptiedAt + LINGER_MS - Date.now();
+    const left = this.#emptiedAt + LINGER_MS - now();
     if (left > 0) {
       this.#linger = setLongTimeout(() => this.#lingered(), left);
       return;

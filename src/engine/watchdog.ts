@@ -2,6 +2,7 @@ import { listening } from '../diagnostics.js';
 import type { LuaScript, ScriptArg, ScriptReply } from '../redis/connection.js';
 import { provenUntil, type Liveness } from './liveness.js';
 import { setLongTimeout, type LongTimer } from './timers.js';
+import { now } from '../clock.js';
 
 /**
  * How one hold is renewed. The script takes holds in batches: `KEYS[1]` routes the call (the
@@ -74,7 +75,7 @@ export class Watchdog {
       liveness,
       target,
       renewUntil,
-      renewAt: renewalDue(Date.now(), liveness),
+      renewAt: renewalDue(now(), liveness),
       removed: false,
     };
     this.#entries.add(renewal);
@@ -136,7 +137,7 @@ export class Watchdog {
   }
 
   async #renew(batch: Renewal[]): Promise<void> {
-    const sentAt = Date.now();
+    const sentAt = now();
     const leases = batch.map((renewal) =>
       Math.max(1, Math.min(this.options.watchdogTimeout, renewal.renewUntil - sentAt)),
     );
@@ -176,9 +177,8 @@ export class Watchdog {
       error,
       batch.map((renewal) => renewal.liveness.hold.name),
     );
-    const retryAt = Date.now() + Math.min(1_000, this.#period());
-    for (const renewal of batch)
-      renewal.renewAt = Math.min(retryAt, Math.max(Date.now(), renewal.liveness.validUntil - 1));
+    const retryAt = now() + Math.min(1_000, this.#period());
+    for (const renewal of batch) renewal.renewAt = Math.min(retryAt, Math.max(now(), renewal.liveness.validUntil - 1));
   }
 
   #afterRenewal(renewal: Renewal, sentAt: number): void {
@@ -196,7 +196,7 @@ export class Watchdog {
     this.#timer?.cancel();
     this.#timerAt = at;
     // Everything due within half a period more goes in the same round, so that batches stay full.
-    this.#timer = setLongTimeout(() => void this.#round(at + this.#period() / 2), at - Date.now());
+    this.#timer = setLongTimeout(() => void this.#round(at + this.#period() / 2), at - now());
   }
 }
 

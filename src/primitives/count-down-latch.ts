@@ -10,6 +10,7 @@ import {
   countDownLatchTrySetCount,
 } from '../scripts/index.js';
 import { checkInteger, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
+import { now } from '../clock.js';
 
 /** Options of {@link CountDownLatch.await}. */
 export interface AwaitOptions {
@@ -101,7 +102,7 @@ class RedisCountDownLatch implements CountDownLatch {
         giveUp: () => Promise.resolve(),
       },
       this.ctx,
-      { deadline: waitTime === undefined ? undefined : Date.now() + waitTime, signal },
+      { deadline: waitTime === undefined ? undefined : now() + waitTime, signal },
     );
     return reached ?? false;
   }
@@ -115,7 +116,7 @@ class RedisCountDownLatch implements CountDownLatch {
     this.ctx.assertOpen();
     const { commandTimeout } = this.ctx.options;
     const keys = [this.#keys.count, this.#keys.op(newOwnerId())];
-    const until = Date.now() + commandTimeout;
+    const until = now() + commandTimeout;
     return Number(await runUntilKnown(this.ctx.run, script, keys, [...args, 2 * commandTimeout], until));
   }
 }

@@ -8,6 +8,7 @@ import type { Lock } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
 import { fencedLockIssue, fencedLockToken } from '../scripts/index.js';
 import { lockBackend } from './reentrant-lock.js';
+import { now } from '../clock.js';
 
 /**
  * A lock that hands each new holder a fencing token: a number that strictly increases over every
@@ -76,7 +77,7 @@ class FencedLockHandle extends LockHandle implements FencedLock {
 
   async tryLockAndGetToken(options?: TryLockOptions): Promise<bigint | null> {
     const request = toRequest(options, true);
-    const taken = await this.take({ ...request, deadline: request.deadline ?? Date.now() }, true);
+    const taken = await this.take({ ...request, deadline: request.deadline ?? now() }, true);
     return taken?.held.token ?? null;
   }
 

@@ -19,6 +19,7 @@ import {
   checkOptions,
   checkSignal,
 } from '../validate.js';
+import { now } from '../clock.js';
 
 /** Options of {@link PermitExpirableSemaphore.acquire}. */
 export interface PermitAcquireOptions {
@@ -85,7 +86,7 @@ export class PermitExpirableSemaphore {
     const given = checkOptions<PermitTryAcquireOptions>(options, ['waitTime', 'leaseTime', 'signal']);
     const waitTime = checkOptionalDuration(given.waitTime, 'waitTime') ?? 0;
     const leaseTime = checkOptionalDuration(given.leaseTime, 'leaseTime', true);
-    return this.#take(Date.now() + waitTime, leaseTime, checkSignal(given.signal));
+    return this.#take(now() + waitTime, leaseTime, checkSignal(given.signal));
   }
 
   /** Returns a permit; rejects with `LockNotHeldError` when it is unknown, released or expired. */
@@ -117,7 +118,7 @@ export class PermitExpirableSemaphore {
     checkDuration(leaseTime, 'leaseTime', true);
     this.#ctx.assertOpen();
     const { total, leases, channel } = this.#keys;
-    const until = Date.now() + this.#ctx.options.commandTimeout;
+    const until = now() + this.#ctx.options.commandTimeout;
     const reply = await runUntilKnown(
       this.#ctx.run,
       permitExpirableSemaphoreUpdateLease,
@@ -133,7 +134,7 @@ export class PermitExpirableSemaphore {
     const { commandTimeout } = this.#ctx.options;
     const keys = [this.#keys.total, this.#keys.op(newOwnerId())];
     const args = [this.#keys.channel, permits, how, 2 * commandTimeout];
-    const until = Date.now() + commandTimeout;
+    const until = now() + commandTimeout;
     return Number(await runUntilKnown(this.#ctx.run, permitExpirableSemaphoreAddPermits, keys, args, until));
   }
 
@@ -142,7 +143,7 @@ export class PermitExpirableSemaphore {
     const { total, leases, channel } = this.#keys;
     // The marker is this call's own: a repeat finds it, a second release() by the user does not.
     const keys = [total, leases, this.#keys.op(newOwnerId())];
-    const until = Date.now() + commandTimeout;
+    const until = now() + commandTimeout;
     const args = [channel, permitId, 2 * commandTimeout];
     return Number(await runUntilKnown(this.#ctx.run, permitExpirableSemaphoreRelease, keys, args, until));
   }

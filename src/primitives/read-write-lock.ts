@@ -24,6 +24,7 @@ import {
   readWriteLockWriteRelease,
 } from '../scripts/index.js';
 import { toStatus } from './reentrant-lock.js';
+import { now } from '../clock.js';
 
 /**
  * A read-write lock (Redisson's RReadWriteLock): many readers at once, or one writer.
@@ -49,7 +50,7 @@ type RwKeys = ReturnType<typeof readWriteLockKeys>;
 function attemptReply(reply: unknown, sentAt: number, leaseMs: number): Attempt<Grant> {
   if (reply !== null) return { acquired: false, retryIn: Number(reply) };
   const validUntil = provenUntil(sentAt, leaseMs);
-  return validUntil > Date.now()
+  return validUntil > now()
     ? { acquired: true, value: { since: sentAt, validUntil } }
     : { acquired: false, retryIn: 0 };
 }
@@ -69,7 +70,7 @@ function side(
     identity: `${ctx.clientId}|${k.write}`,
     async forceUnlock() {
       const marker = k.released(which, `force:${newOwnerId()}`);
-      const until = Date.now() + commandTimeout;
+      const until = now() + commandTimeout;
       const reply =
         which === 'read'
           ? await runUntilKnown(
@@ -98,7 +99,7 @@ function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
   const { run } = ctx;
   const both = [k.write, k.read];
   const release = (owner: string, holdId: string, holds: number | 'all', until: number): Promise<number> => {
-    const keep = Math.max(0, until - Date.now()) + ctx.options.commandTimeout;
+    const keep = Math.max(0, until - now()) + ctx.options.commandTimeout;
     const keys = [...both, k.released('read', owner)];
     const args = [owner, k.writeChannel, holds, keep, holdId];
     return runUntilKnown(run, readWriteLockReadRelease, keys, args, until).then(Number);
@@ -115,7 +116,7 @@ function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
         grantKey: k.read,
         channel: k.readChannel,
         async attempt(deadline) {
-          const sentAt = Date.now();
+          const sentAt = now();
           return attemptReply(
             await run(readWriteLockReadAcquire, both, [owner, leaseMs, 0], deadline),
             sentAt,
@@ -123,12 +124,12 @@ function readBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend {
           );
         },
         async giveUp() {
-          await release(owner, GIVEN_UP, 'all', Date.now() + ctx.options.commandTimeout);
+          await release(owner, GIVEN_UP, 'all', now() + ctx.options.commandTimeout);
         },
       };
     },
     async reenter(owner, holds, leaseMs, until) {
-      const sentAt = Date.now();
+      const sentAt = now();
       const reply = await runUntilKnown(run, readWriteLockReadAcquire, both, [owner, leaseMs, holds], until);
       return reply === null ? { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) } : null;
     },
@@ -143,7 +144,7 @@ function writeBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend 
   const { run } = ctx;
   const both = [k.write, k.read];
   const release = (owner: string, holdId: string, holds: number | 'all', until: number): Promise<number> => {
-    const keep = Math.max(0, until - Date.now()) + ctx.options.commandTimeout;
+    const keep = Math.max(0, until - now()) + ctx.options.commandTimeout;
     const keys = [...both, k.released('write', owner)];
     const args = [owner, k.readChannel, k.writeChannel, holds, keep, holdId];
     return runUntilKnown(run, readWriteLockWriteRelease, keys, args, until).then(Number);
@@ -161,16 +162,16 @@ function writeBackend(ctx: ClientContext, name: string, k: RwKeys): LockBackend 
         grantKey: k.write,
         channel: k.writeChannel,
         async attempt(deadline) {
-          const sentAt = Date.now();
+          const sentAt = now();
           return attemptReply(await run(readWriteLockWriteAcquire, both, [owner, leaseMs], deadline), sentAt, leaseMs);
         },
         async giveUp() {
-          await release(owner, GIVEN_UP, 'all', Date.now() + ctx.options.commandTimeout);
+          await release(owner, GIVEN_UP, 'all', now() + ctx.options.commandTimeout);
         },
       };
     },
     async reenter(owner, holds, leaseMs, until) {
-      const sentAt = Date.now();
+      const sentAt = now();
       const reply = await runUntilKnown(run, lockReenter, [k.write], [owner, holds, leaseMs], until);
       return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
     },

@@ -18,6 +18,7 @@ import {
   lockStatus,
 } from '../scripts/index.js';
 import { newOwnerId } from '../owner.js';
+import { now } from '../clock.js';
 
 /** How long giving up a place may take before the waiter leaves it to lapse. */
 const LEAVE_TIMEOUT_MS = 1_000;
@@ -67,19 +68,19 @@ export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, st
     checkScript: lockCheck,
     begin: (owner, leaseMs) => new LockAcquisition(setup, owner, leaseMs),
     async reenter(owner, holds, leaseMs, until) {
-      const sentAt = Date.now();
+      const sentAt = now();
       const reply = await runUntilKnown(run, lockReenter, [keys.hash], [owner, holds, leaseMs], until);
       return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
     },
     async release(owner, holdId, holds, until) {
       // The marker must outlive every repeat of this call: they all run before `until`.
-      const keep = Math.max(0, until - Date.now()) + commandTimeout;
+      const keep = Math.max(0, until - now()) + commandTimeout;
       const args = [owner, holds, keep, holdId];
       return Number(await runUntilKnown(run, lockRelease, lockKey, args, until));
     },
     async forceUnlock() {
       const args = [newOwnerId(), 2 * commandTimeout];
-      const until = Date.now() + commandTimeout;
+      const until = now() + commandTimeout;
       return Number(await runUntilKnown(run, lockForceUnlock, lockKey, args, until)) === 1;
     },
     async status(owner) {
@@ -150,12 +151,12 @@ class LockAcquisition implements Acquisition<Grant> {
     // Taken on the message alone only while at least half the reservation is proven: a grant left
     // with a few ms would be lost by the first stall before the watchdog renews it. An older
     // attempt (its place is refreshed every fairWaiterTimeout / 3) is confirmed by a round trip.
-    if (trusted && provenUntil(handedAt, this.#reserve) > Date.now() + this.#reserve / 2) {
+    if (trusted && provenUntil(handedAt, this.#reserve) > now() + this.#reserve / 2) {
       return Promise.resolve(this.#granted(handedAt, this.#reserve, true));
     }
     // A wait queues once it listens for hand-overs: none goes out to a wait that would not hear it.
     const queue = style.queue && listening;
-    const sentAt = Date.now();
+    const sentAt = now();
     let args: (string | number)[] = [this.owner, this.leaseMs];
     if (queue) {
       const ticket = String(++this.#tickets);
@@ -173,13 +174,13 @@ class LockAcquisition implements Acquisition<Grant> {
   }
 
   async giveUp(): Promise<void> {
-    await this.setup.ctx.run(lockLeave, this.setup.lockKey, [this.owner], Date.now() + LEAVE_TIMEOUT_MS);
+    await this.setup.ctx.run(lockLeave, this.setup.lockKey, [this.owner], now() + LEAVE_TIMEOUT_MS);
   }
 
   /** A reply that came after the lease it set ran out grants nothing: try again. */
   #granted(since: number, leased: number, byMessage = false): Attempt<Grant> {
     const validUntil = provenUntil(since, leased);
-    if (validUntil <= Date.now()) return { acquired: false, retryIn: 0 };
+    if (validUntil <= now()) return { acquired: false, retryIn: 0 };
     return { acquired: true, value: { since, validUntil, byMessage } };
   }
 }

@@ -12,6 +12,7 @@ import {
   semaphoreTrySetPermits,
 } from '../scripts/index.js';
 import { checkInteger, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
+import { now } from '../clock.js';
 
 /** Options of {@link Semaphore.acquire}. */
 export interface SemaphoreAcquireOptions {
@@ -97,7 +98,7 @@ export class Semaphore {
     const given = checkOptions<SemaphoreTryAcquireOptions>(options, ['permits', 'waitTime', 'signal']);
     const permits = given.permits === undefined ? 1 : checkInteger(given.permits, 'permits', 1);
     const waitTime = checkOptionalDuration(given.waitTime, 'waitTime') ?? 0;
-    return this.#take(permits, Date.now() + waitTime, checkSignal(given.signal));
+    return this.#take(permits, now() + waitTime, checkSignal(given.signal));
   }
 
   /** Returns `permits` (default 1) to the semaphore. Anyone may release, not only a taker. */
@@ -122,7 +123,7 @@ export class Semaphore {
     this.#ctx.assertOpen();
     const { commandTimeout } = this.#ctx.options;
     const keys = [this.#keys.permits, this.#keys.op(newOwnerId())];
-    const until = Date.now() + commandTimeout;
+    const until = now() + commandTimeout;
     return Number(await runUntilKnown(this.#ctx.run, script, keys, [...args, 2 * commandTimeout], until));
   }
 
@@ -134,7 +135,7 @@ export class Semaphore {
     const id = newOwnerId();
     const remember = 2 * options.commandTimeout;
     // Only a caller that will wait takes a place in the queue.
-    const waiterId = deadline !== undefined && deadline <= Date.now() ? '' : id;
+    const waiterId = deadline !== undefined && deadline <= now() ? '' : id;
     const taken = await acquire<true>(
       {
         name: this.#name,
@@ -153,7 +154,7 @@ export class Semaphore {
             semaphoreGiveUp,
             keys,
             [id, permits, k.channel, remember],
-            Date.now() + options.commandTimeout,
+            now() + options.commandTimeout,
           );
         },
       },

@@ -1,5 +1,6 @@
 import { clusterSlot } from './cluster-slot.js';
 import type { NodeRedisShape } from './node-redis-shape.js';
+import { now } from '../clock.js';
 
 type MessageListener = (message: string) => void;
 
@@ -77,8 +78,8 @@ function slotMapRefresher(
   return (slot) => {
     const down = downConnection(cluster.slots[slot]?.master);
     if (down === undefined) return Promise.resolve();
-    if (running === undefined && Date.now() - last >= REFRESH_EVERY_MS && cluster._slots) {
-      last = Date.now();
+    if (running === undefined && now() - last >= REFRESH_EVERY_MS && cluster._slots) {
+      last = now();
       running = cluster._slots
         .rediscover(down)
         .then(afterRefresh, () => undefined)

@@ -1,5 +1,6 @@
 import { RedisUnavailableError } from '../errors.js';
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
+import { now } from '../clock.js';
 
 /**
  * Runs a script, failing with RedisUnavailableError when no reply came within `commandTimeout`,
@@ -25,7 +26,7 @@ export function createScriptRunner(
   const inFlight = new CallTimeouts(commandTimeout);
   return (script, keys, args, deadline) => {
     const call = connection.evalScript(script, keys, args);
-    const limit = deadline === undefined ? commandTimeout : Math.max(MIN_CALL_MS, deadline - Date.now());
+    const limit = deadline === undefined ? commandTimeout : Math.max(MIN_CALL_MS, deadline - now());
     // Cut sooner by a wait's own deadline: rare enough for a timer of its own. A deadline about
     // commandTimeout away (a release retried for commandTimeout, every unlock()) shares the one
     // timer: it is cut at most MIN_CALL_MS late, as any deadline may be.
@@ -48,7 +49,7 @@ class CallTimeouts {
 
   bound<T>(call: Promise<T>, onTimeout: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const entry: PendingCall = { at: Date.now() + this.ms, fail: () => reject(onTimeout()) };
+      const entry: PendingCall = { at: now() + this.ms, fail: () => reject(onTimeout()) };
       this.#pending.add(entry);
       if (this.#timer === undefined) this.#timer = this.#arm(this.ms);
       call.then(
@@ -80,10 +81,10 @@ class CallTimeouts {
 
   #fire(): void {
     this.#timer = undefined;
-    const now = Date.now();
+    const time = now();
     for (const entry of this.#pending) {
-      if (entry.at > now) {
-        this.#timer = this.#arm(entry.at - now);
+      if (entry.at > time) {
+        this.#timer = this.#arm(entry.at - time);
         return;
       }
       this.#pending.delete(entry);
@@ -139,7 +140,7 @@ export async function runUntilKnown(
     } catch (error) {
       if (!(error instanceof RedisUnavailableError)) throw error;
       const pause = retryPause(failures);
-      if (Date.now() + pause >= until) throw error;
+      if (now() + pause >= until) throw error;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }

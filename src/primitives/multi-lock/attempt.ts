@@ -1,6 +1,7 @@
 import type { MemberFailure } from '../../errors.js';
 import { fanOut, type MemberOutcome } from '../../engine/fan-out.js';
 import type { MemberCore } from '../../engine/lock-core.js';
+import { now } from '../../clock.js';
 
 /** A member failure with the member's position (members of a RedLock often share one name). */
 export interface IndexedMemberFailure extends MemberFailure {
@@ -46,7 +47,7 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
   const take = (index: number, wait: number): Promise<boolean> =>
     members[index]!.acquire(plan.ownerId, {
       leaseTime: plan.memberLease,
-      deadline: Date.now() + wait,
+      deadline: now() + wait,
       signal: plan.signal,
       member: true,
     }).then((held) => held !== undefined);

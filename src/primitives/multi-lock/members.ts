@@ -1,6 +1,7 @@
 import type { LockStatus, MemberCore } from '../../engine/lock-core.js';
 import { coreOf } from '../../engine/lock-handle.js';
 import { followMembers, type Liveness } from '../../engine/liveness.js';
+import { now } from '../../clock.js';
 
 /** A MultiLock's members: which locks may be members, members that answer late, and how long one lock() attempt waits for them. */
 
@@ -91,7 +92,7 @@ export function holdGroup(
     late.close();
     follow.stop();
   };
-  return { count: 1, taken, liveness, close, since: Date.now() };
+  return { count: 1, taken, liveness, close, since: now() };
 }
 
 /** `"name" #index: reason` for error messages. */

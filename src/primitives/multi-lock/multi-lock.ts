@@ -25,6 +25,7 @@ import {
   toMembers,
   type GroupHold,
 } from './members.js';
+import { now } from '../../clock.js';
 
 /** `MultiLock`: every member; `RedLock`: a majority. */
 export type MultiLockKind = 'MultiLock' | 'RedLock';
@@ -69,7 +70,7 @@ class MultiLockCore implements LockCore {
     }
     if (request.deadline !== undefined) return this.#acquireBy(ownerId, request.deadline, request);
     for (;;) {
-      const deadline = Date.now() + attemptWait(this.members.length, request.leaseTime);
+      const deadline = now() + attemptWait(this.members.length, request.leaseTime);
       const held = await this.#acquireBy(ownerId, deadline, request);
       if (held) return held;
     }
@@ -84,11 +85,11 @@ class MultiLockCore implements LockCore {
    */
   async #acquireBy(ownerId: string, deadline: number, request: AcquireRequest): Promise<HeldLock | undefined> {
     const { leaseTime, signal } = request;
-    const waitTime = Math.max(0, deadline - Date.now());
+    const waitTime = Math.max(0, deadline - now());
     const memberLease = leaseTime === undefined ? undefined : waitTime > 0 ? 2 * waitTime : leaseTime;
     for (;;) {
       signal?.throwIfAborted();
-      const started = Date.now();
+      const started = now();
       const memberWait = waitTime === 0 ? 0 : Math.max(1, Math.floor((deadline - started) / this.members.length));
       const late = new LateMembers(memberLease === leaseTime);
       const { taken, failures } = await attemptAll(this.members, {
@@ -110,9 +111,9 @@ class MultiLockCore implements LockCore {
       }
       if (held) return held;
       if (failures.filter((f) => f.reason !== 'busy').length > this.#failureLimit) throw this.#quorumError(failures);
-      if (waitTime === 0 || Date.now() >= deadline) return undefined;
+      if (waitTime === 0 || now() >= deadline) return undefined;
       // A short random pause: rivals that failed together do not retry in lockstep.
-      await sleep(Math.min(Math.random() * 50, Math.max(0, deadline - Date.now())), signal);
+      await sleep(Math.min(Math.random() * 50, Math.max(0, deadline - now())), signal);
     }
   }
 
@@ -139,7 +140,7 @@ class MultiLockCore implements LockCore {
     }
     const livenesses = taken.flatMap((index) => this.members[index]!.livenessOf(ownerId) ?? []);
     const validUntil = groupProvenUntil(livenesses, this.#need);
-    if (validUntil === undefined || validUntil <= Date.now()) return undefined;
+    if (validUntil === undefined || validUntil <= now()) return undefined;
     const owner = `${this.ctx.clientId}:${ownerId}`;
     const liveness = this.ctx.livenesses.create(
       { name: this.name, kind: this.kind, key: this.#key, owner },
@@ -177,7 +178,7 @@ class MultiLockCore implements LockCore {
       key: this.#key,
       owner,
       holds: 0,
-      held: Date.now() - hold.since,
+      held: now() - hold.since,
       failures: failures.length,
     });
     if (lost) throw lost;
