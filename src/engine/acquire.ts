@@ -1,10 +1,10 @@
+import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';
 import { RedisUnavailableError } from '../errors.js';
 import { MIN_CALL_MS, retryPause, withTimeout } from '../redis/script-runner.js';
 import { abortable, sleep } from './timers.js';
 import type { Waiter, Waiters } from './waiters.js';
-import { now } from '../clock.js';
 
 /** What one attempt found. */
 export type Attempt<T> =

@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';
 import { LockNotHeldError, RedisUnavailableError } from '../errors.js';
@@ -5,7 +6,6 @@ import { withTimeout } from '../redis/script-runner.js';
 import { acquire } from './acquire.js';
 import type { AcquireRequest, Grant, HeldLock, Hold, LockBackend, LockStatus, MemberCore } from './lock-core.js';
 import { provenUntil, type Liveness } from './liveness.js';
-import { now } from '../clock.js';
 
 /**
  * A lock kept under one Redis key (Lock, FairLock, SpinLock, FencedLock, either side of a

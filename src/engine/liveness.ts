@@ -1,7 +1,7 @@
+import { now } from '../clock.js';
 import { listening, type LockKind } from '../diagnostics.js';
 import { LockLostError } from '../errors.js';
 import { setLongTimeout, type LongTimer } from './timers.js';
-import { now } from '../clock.js';
 
 /** What a Liveness stands for, as reported when it is lost. */
 export interface HoldIdentity {

@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
 import { LockLease } from '../lease.js';
 import type { Lock } from '../lock.js';
@@ -5,7 +6,6 @@ import type { LockOptions, TryLockOptions } from '../options.js';
 import { contextOwner, newOwnerId, runHolding } from '../owner.js';
 import { checkFunction, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
 import type { AcquireRequest, HeldLock, LockCore } from './lock-core.js';
-import { now } from '../clock.js';
 
 /** The core behind each Lock this module made (MultiLock reaches its members through it). */
 const cores = new WeakMap<object, LockCore>();

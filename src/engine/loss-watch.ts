@@ -1,9 +1,9 @@
+import { now } from '../clock.js';
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from '../redis/connection.js';
 import type { ScriptRunner } from '../redis/script-runner.js';
 import { KeyTracking } from '../redis/tracking.js';
 import type { Liveness } from './liveness.js';
 import { setLongTimeout, type LongTimer } from './timers.js';
-import { now } from '../clock.js';
 
 /** What a hold is checked with: a read-only batch script answering 1 per key still held by its owner. */
 export interface LossCheck {

@@ -1,4 +1,5 @@
 import { now } from '../clock.js';
+
 /** Node's timers fire at once for any delay above this (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -1,8 +1,8 @@
+import { now } from '../clock.js';
 import { RedisUnavailableError } from '../errors.js';
 import type { ChannelListener, RedisConnection } from '../redis/connection.js';
 import { withTimeout } from '../redis/script-runner.js';
 import { abortable, setLongTimeout, type LongTimer } from './timers.js';
-import { now } from '../clock.js';
 
 /** How long a channel stays subscribed after its last waiter left. */
 const LINGER_MS = 250;

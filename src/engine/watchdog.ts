@@ -1,8 +1,8 @@
+import { now } from '../clock.js';
 import { listening } from '../diagnostics.js';
 import type { LuaScript, ScriptArg, ScriptReply } from '../redis/connection.js';
 import { provenUntil, type Liveness } from './liveness.js';
 import { setLongTimeout, type LongTimer } from './timers.js';
-import { now } from '../clock.js';
 
 /**
  * How one hold is renewed. The script takes holds in batches: `KEYS[1]` routes the call (the

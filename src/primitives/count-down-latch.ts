@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { acquire } from '../engine/acquire.js';
 import { countDownLatchKeys } from '../keys.js';
@@ -10,7 +11,6 @@ import {
   countDownLatchTrySetCount,
 } from '../scripts/index.js';
 import { checkInteger, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
-import { now } from '../clock.js';
 
 /** Options of {@link CountDownLatch.await}. */
 export interface AwaitOptions {

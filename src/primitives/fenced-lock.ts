@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { KeyLock } from '../engine/key-lock.js';
 import type { LockBackend } from '../engine/lock-core.js';
@@ -8,7 +9,6 @@ import type { Lock } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
 import { fencedLockIssue, fencedLockToken } from '../scripts/index.js';
 import { lockBackend } from './reentrant-lock.js';
-import { now } from '../clock.js';
 
 /**
  * A lock that hands each new holder a fencing token: a number that strictly increases over every

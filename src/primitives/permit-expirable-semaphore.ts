@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { acquire, type Attempt } from '../engine/acquire.js';
 import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
@@ -19,7 +20,6 @@ import {
   checkOptions,
   checkSignal,
 } from '../validate.js';
-import { now } from '../clock.js';
 
 /** Options of {@link PermitExpirableSemaphore.acquire}. */
 export interface PermitAcquireOptions {

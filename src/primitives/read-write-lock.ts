@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import type { Attempt } from '../engine/acquire.js';
 import { KeyLock } from '../engine/key-lock.js';
@@ -24,7 +25,6 @@ import {
   readWriteLockWriteRelease,
 } from '../scripts/index.js';
 import { toStatus } from './reentrant-lock.js';
-import { now } from '../clock.js';
 
 /**
  * A read-write lock (Redisson's RReadWriteLock): many readers at once, or one writer.

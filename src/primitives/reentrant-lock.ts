@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import type { LockKind } from '../diagnostics.js';
 import type { Acquisition, Attempt } from '../engine/acquire.js';
@@ -18,7 +19,6 @@ import {
   lockStatus,
 } from '../scripts/index.js';
 import { newOwnerId } from '../owner.js';
-import { now } from '../clock.js';
 
 /** How long giving up a place may take before the waiter leaves it to lapse. */
 const LEAVE_TIMEOUT_MS = 1_000;

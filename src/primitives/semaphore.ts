@@ -1,3 +1,4 @@
+import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { acquire, type Attempt } from '../engine/acquire.js';
 import { semaphoreKeys } from '../keys.js';
@@ -12,7 +13,6 @@ import {
   semaphoreTrySetPermits,
 } from '../scripts/index.js';
 import { checkInteger, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
-import { now } from '../clock.js';
 
 /** Options of {@link Semaphore.acquire}. */
 export interface SemaphoreAcquireOptions {

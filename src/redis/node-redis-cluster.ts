@@ -1,6 +1,6 @@
+import { now } from '../clock.js';
 import { clusterSlot } from './cluster-slot.js';
 import type { NodeRedisShape } from './node-redis-shape.js';
-import { now } from '../clock.js';
 
 type MessageListener = (message: string) => void;
 
@@ -78,8 +78,9 @@ function slotMapRefresher(
   return (slot) => {
     const down = downConnection(cluster.slots[slot]?.master);
     if (down === undefined) return Promise.resolve();
-    if (running === undefined && now() - last >= REFRESH_EVERY_MS && cluster._slots) {
-      last = now();
+    const time = now();
+    if (running === undefined && time - last >= REFRESH_EVERY_MS && cluster._slots) {
+      last = time;
       running = cluster._slots
         .rediscover(down)
         .then(afterRefresh, () => undefined)

@@ -1,6 +1,6 @@
+import { now } from '../clock.js';
 import { RedisUnavailableError } from '../errors.js';
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
-import { now } from '../clock.js';
 
 /**
  * Runs a script, failing with RedisUnavailableError when no reply came within `commandTimeout`,

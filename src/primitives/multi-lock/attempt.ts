@@ -1,7 +1,7 @@
+import { now } from '../../clock.js';
 import type { MemberFailure } from '../../errors.js';
 import { fanOut, type MemberOutcome } from '../../engine/fan-out.js';
 import type { MemberCore } from '../../engine/lock-core.js';
-import { now } from '../../clock.js';
 
 /** A member failure with the member's position (members of a RedLock often share one name). */
 export interface IndexedMemberFailure extends MemberFailure {

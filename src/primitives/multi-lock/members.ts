@@ -1,7 +1,7 @@
+import { now } from '../../clock.js';
 import type { LockStatus, MemberCore } from '../../engine/lock-core.js';
 import { coreOf } from '../../engine/lock-handle.js';
 import { followMembers, type Liveness } from '../../engine/liveness.js';
-import { now } from '../../clock.js';
 
 /** A MultiLock's members: which locks may be members, members that answer late, and how long one lock() attempt waits for them. */
 

@@ -1,3 +1,4 @@
+import { now } from '../../clock.js';
 import type { ClientContext } from '../../context.js';
 import { listening } from '../../diagnostics.js';
 import { fanOut } from '../../engine/fan-out.js';
@@ -25,7 +26,6 @@ import {
   toMembers,
   type GroupHold,
 } from './members.js';
-import { now } from '../../clock.js';
 
 /** `MultiLock`: every member; `RedLock`: a majority. */
 export type MultiLockKind = 'MultiLock' | 'RedLock';
