@@ -4,4 +4,6 @@
  * operator) then neither stretches a lease this client believes it holds past the one Redis counts
  * down, nor cuts it short. Whole ms, since values derived from it are sent to Redis.
  */
-export const now = (): number => Math.floor(performance.timeOrigin + performance.now());
+const origin = performance.timeOrigin;
+
+export const now = (): number => Math.floor(origin + performance.now());
