@@ -11,7 +11,7 @@ const built = new URL('../dist/index.mjs', import.meta.url);
 if (!existsSync(fileURLToPath(built))) throw new Error('dist/ is missing: run `npm run build` before the benchmark');
 const latchkey = (await import(built.href)) as typeof Sources;
 
-export const { LockClient } = latchkey;
+export const { LockClient, LockLostError } = latchkey;
 export type LockClient = Sources.LockClient;
 export type Lock = Sources.Lock;
 export type LockLease = Sources.LockLease;

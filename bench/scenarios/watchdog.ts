@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster, Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
-import { LockClient } from '../latchkey.js';
+import { LockClient, LockLostError } from '../latchkey.js';
 import { Redlock } from '../redlock.js';
 
 export interface WatchdogResult {
@@ -100,7 +100,16 @@ async function latchkeyHolding(
     // Only the held locks are keys of a Cluster's primaries here; one server holds them all.
     const held = admins.length > 1 ? await Promise.all(admins.map((admin) => admin.dbsize())) : [count];
     const result = await measure(admins, library, held, leaseMs / 3, periods);
-    await inChunks(locks, (lock) => lock.unlock());
+    // A lock whose renewal came too late for its lease (a stalled machine) is reported lost, as it
+    // must be: counted and printed, as for redis-semaphore, rather than ending the run.
+    let lost = 0;
+    await inChunks(locks, (lock) =>
+      lock.unlock().catch((error: unknown) => {
+        if (!(error instanceof LockLostError)) throw error;
+        lost++;
+      }),
+    );
+    if (lost > 0) process.stdout.write(`    ${library} lost ${lost} of its ${count} locks (late renewals)\n`);
     return result;
   } finally {
     await client.shutdown();
