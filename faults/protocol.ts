@@ -53,6 +53,12 @@ export interface ResourceSpec {
    * would: often while an attempt is in flight. Use styles that wait once per section.
    */
   readonly abortWaitMs?: readonly [number, number];
+  /**
+   * The share of waits `abortWaitMs` aborts (default 1: all). A task whose every wait gives up
+   * within ms gets in only when the lock comes round within them, and on a loaded machine some
+   * never do; with waits that stay, every task must still get in.
+   */
+  readonly abortShare?: number;
 }
 
 /** The LockClient options a scenario sets. */

@@ -72,7 +72,8 @@ async function round(task: Task, cs: string, stop: AbortSignal): Promise<void> {
     wrong: (what, expected, actual) => link.event({ kind: 'wrong', res, task: task.id, cs, what, expected, actual }),
   };
   // A task that gives up (abortWaitMs) aborts its wait, maybe while an attempt is in flight.
-  const abortAfter = task.res.abortWaitMs && task.rng.between(task.res.abortWaitMs);
+  const range = task.res.abortWaitMs;
+  const abortAfter = range && task.rng.next() < (task.res.abortShare ?? 1) ? task.rng.between(range) : undefined;
   const wait = abortAfter === undefined ? stop : AbortSignal.any([stop, AbortSignal.timeout(abortAfter)]);
   try {
     const done = await task.guard(
