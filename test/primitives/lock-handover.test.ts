@@ -256,4 +256,49 @@ describe('Lock: hand-over to waiters, no barging', () => {
     await run(lockRelease, 'c:1', 1, 1_000, 'hold-1');
     assert.deepEqual(await lockKeysLeft(redis, 'pass-on'), []);
   });
+
+  // A lock that frees without a release (its key expired or was deleted behind the holder) wakes
+  // nobody: a queued waiter comes back at its own time, up to a third of fairWaiterTimeout (a
+  // waiter told to wait for the head's place). Whoever next touches the lock for an owner that
+  // holds nothing, the lost holder's release or a waiter that gives up, hands the free lock on.
+  it("a lost holder's release hands the freed lock to the next waiter at once", async () => {
+    const options = { fairWaiterTimeout: 30_000, lossDetection: 'renewal' } as const;
+    const holder = server.lockClient(options).getLock('freed-by-loss');
+    const waiter = server.lockClient(options).getLock('freed-by-loss');
+    await holder.lock();
+    const waiting = waiter.lock();
+    await waitQueued('freed-by-loss', 1);
+    await redis.del(lockKeys('freed-by-loss')[0]); // behind the holder: no release, no message
+    const started = Date.now();
+    await assert.rejects(holder.unlock(), { name: 'LockLostError' });
+    await waiting;
+    const waited = Date.now() - started;
+    // Without the hand-over the waiter comes back after its refresh period, 10 s here.
+    assert.ok(waited < 3_000, `the waiter got the freed lock after ${waited} ms`);
+    await waiter.unlock();
+    assert.deepEqual(await lockKeysLeft(redis, 'freed-by-loss'), []);
+  });
+
+  it('a waiter that gives up while the lock is free hands it to the next one at once', async () => {
+    const options = { fairWaiterTimeout: 30_000, lossDetection: 'renewal' } as const;
+    const holder = server.lockClient(options).getLock('freed-then-left');
+    const first = server.lockClient(options).getLock('freed-then-left');
+    const second = server.lockClient(options).getLock('freed-then-left');
+    await holder.lock();
+    const controller = new AbortController();
+    const firstWaiting = first.lock({ signal: controller.signal });
+    await waitQueued('freed-then-left', 1);
+    const secondWaiting = second.lock();
+    await waitQueued('freed-then-left', 2);
+    await redis.del(lockKeys('freed-then-left')[0]); // free now, and both waiters parked
+    const started = Date.now();
+    controller.abort(new Error('gave up'));
+    await assert.rejects(firstWaiting, /gave up/);
+    await secondWaiting;
+    const waited = Date.now() - started;
+    assert.ok(waited < 3_000, `the next waiter got the freed lock after ${waited} ms`);
+    await second.unlock();
+    await assert.rejects(holder.unlock(), { name: 'LockLostError' });
+    assert.deepEqual(await lockKeysLeft(redis, 'freed-then-left'), []);
+  });
 });

@@ -1,13 +1,13 @@
 -- lib/lock-hand-over: included by the lock scripts that free the lock (release, force-unlock, leave).
--- handOver(): the lock hash (KEYS[1]) was just deleted; give the lock to the first live waiter of
--- its queue (<KEYS[1]>:queue, places in <KEYS[1]>:waiters, see lock/acquire): its place is given
--- up, it holds the lock once, for the reservation its place names (its lease, but no longer than
--- its own place would outlive it dead), and it is told "=<wait id>|<ticket>" on its own client's
--- channel ("<KEYS[1]>:hand-over:<client id>"), so only its process wakes. The ticket names the
--- attempt that wrote the place: the waiter knows when it sent that attempt, so it knows the
--- reservation started after then. Places that lapsed are dropped on the way; with no live waiter
--- left the lock stays free (a waiter whose place lapsed while it still lives queues again at its
--- next refresh).
+-- handOver(): the lock hash (KEYS[1]) was just deleted, or found free; give the lock to the first
+-- live waiter of its queue (<KEYS[1]>:queue, places in <KEYS[1]>:waiters, see lock/acquire): its
+-- place is given up, it holds the lock once, for the reservation its place names (its lease, but
+-- no longer than its own place would outlive it dead), and it is told "=<wait id>|<ticket>" on its
+-- own client's channel ("<KEYS[1]>:hand-over:<client id>"), so only its process wakes. The ticket
+-- names the attempt that wrote the place: the waiter knows when it sent that attempt, so it knows
+-- the reservation started after then. Places that lapsed are dropped on the way; with no live
+-- waiter left the lock stays free (a waiter whose place lapsed while it still lives queues again at
+-- its next refresh).
 local function handOver()
   local queue, waiters = KEYS[1] .. ':queue', KEYS[1] .. ':waiters'
   local now

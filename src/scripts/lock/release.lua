@@ -10,6 +10,8 @@ ARGV[1]  owner id
 ARGV[2]  the owner's holds as the caller knows them (before this release)
 ARGV[3]  how long the marker is kept, in ms
 ARGV[4]  the hold's id (the marker's value)
+An owner that holds nothing (its hold expired or was deleted) still passes a lock that is free on
+to the first live waiter: a lock freed without a release told nobody.
 Returns  -1 when the owner holds nothing; otherwise the holds left (0: freed or handed over) ]]
 --!include lib/settled-slot.lua
 existsInSettledSlot()
@@ -17,6 +19,9 @@ existsInSettledSlot()
 local holds = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 local marker = KEYS[1] .. ':released:' .. ARGV[1]
 if not holds then
+  if redis.call('exists', KEYS[1]) == 0 then
+    handOver()
+  end
   if redis.call('get', marker) == ARGV[4] then
     return 0
   end
