@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { createSerializer, type ClientContext } from './context.js';
+import { listening, type LatchkeyWarning } from './diagnostics.js';
 import { Livenesses } from './engine/liveness.js';
+import { ServerChecks } from './engine/server-checks.js';
 import { LossWatch } from './engine/loss-watch.js';
 import { Waiters } from './engine/waiters.js';
 import { Watchdog } from './engine/watchdog.js';
@@ -39,6 +41,12 @@ export interface LockClientEvents {
   lockLost: [name: string, error: LockLostError];
   /** A renewal call failed; the watchdog keeps trying until the lease runs out. */
   renewalError: [error: unknown, names: readonly string[]];
+  /**
+   * Something weakens a guarantee or turns a feature off (a server that may evict locks, loss
+   * detection by push unavailable, ...): told once per `code`. Without a listener it goes to
+   * `process.emitWarning()`.
+   */
+  warning: [warning: LatchkeyWarning];
 }
 
 const OPTIONS = [
@@ -118,6 +126,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     }
     const { commandTimeout, watchdogTimeout } = this.options;
     const run = createScriptRunner(connection, commandTimeout);
+    const warn = this.#warnOnce();
     const lossWatch =
       this.options.lossDetection === 'push' && connection.openTrackingLink
         ? new LossWatch(connection, run, commandTimeout)
@@ -145,8 +154,23 @@ export class LockClient extends EventEmitter<LockClientEvents> {
         if (this.#shutdown) throw new ShutDownError('This LockClient was shut down');
       },
       closing: this.#closing.signal,
+      warn,
+      servers: new ServerChecks(run, (key) => connection.batchGroup(key), warn),
     };
     contexts.set(this, this.#ctx);
+  }
+
+  /** Emits each warning code once: on `warning`, or through `process.emitWarning()` when nobody listens. */
+  #warnOnce(): (code: string, message: string) => void {
+    const told = new Set<string>();
+    return (code, message) => {
+      if (told.has(code)) return;
+      told.add(code);
+      const warning: LatchkeyWarning = Object.freeze({ code, message });
+      listening('warning')?.publish(warning);
+      if (this.listenerCount('warning') > 0) this.emit('warning', warning);
+      else process.emitWarning(message, { type: 'LatchkeyWarning', code: `LATCHKEY_${code}` });
+    };
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Hold } from './engine/lock-core.js';
 import type { Livenesses } from './engine/liveness.js';
+import type { ServerChecks, Warn } from './engine/server-checks.js';
 import type { LossWatch } from './engine/loss-watch.js';
 import type { Waiters } from './engine/waiters.js';
 import type { Watchdog } from './engine/watchdog.js';
@@ -32,6 +33,10 @@ export interface ClientContext {
   assertOpen(): void;
   /** Aborts with the ShutDownError when the client shuts down: ends the waits that sleep. */
   readonly closing: AbortSignal;
+  /** Tells the user, once per code, what weakens a guarantee (the client's `warning` event). */
+  readonly warn: Warn;
+  /** Checks each server once for settings that weaken the locks (eviction). */
+  readonly servers: ServerChecks;
 }
 
 /** A `serially()` over a map of the last call per key. */

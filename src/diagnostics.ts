@@ -22,6 +22,11 @@ export const channels = Object.freeze({
    * acquired, waited, outcome }` (`outcome`: 'acquired', 'timeout', 'aborted' or 'error').
    */
   wait: diagnosticsChannel.channel('latchkey:lock:wait'),
+  /**
+   * Something about the server or the client weakens a guarantee or turns a feature off:
+   * `{ code, message }` (see {@link LatchkeyWarning}). Published once per code and client.
+   */
+  warning: diagnosticsChannel.channel('latchkey:client:warning'),
 });
 
 export type ChannelName = keyof typeof channels;
@@ -41,6 +46,18 @@ if (debug.enabled) {
   for (const [name, channel] of Object.entries(channels)) {
     channel.subscribe((message) => debug('%s %o', name, message));
   }
+}
+
+/**
+ * What a `warning` says: a stable `code` and a message naming the cause and the fix.
+ * - `EVICTION_POLICY`: the server may evict keys that have a TTL, locks included.
+ * - `TRACKING_UNAVAILABLE`: loss detection by push is off (the server refuses key tracking, or the
+ *   client cannot deliver its messages); losses are found by renewal.
+ * - `REPLICA_ACKS_UNAVAILABLE`: the server refuses `WAIT`, which `replicaAcks` needs.
+ */
+export interface LatchkeyWarning {
+  readonly code: string;
+  readonly message: string;
 }
 
 /** The kind of primitive a diagnostics message is about. */

@@ -41,5 +41,5 @@ export type {
   TrackingLink,
 } from './redis/connection.js';
 export type { RedisClientLike } from './redis/to-connection.js';
-export { channels as diagnosticsChannels, type LockKind } from './diagnostics.js';
+export { channels as diagnosticsChannels, type LatchkeyWarning, type LockKind } from './diagnostics.js';
 export { MAX_DURATION_MS } from './validate.js';

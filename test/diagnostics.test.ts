@@ -26,6 +26,7 @@ describe('diagnostics channels', () => {
         'latchkey:lock:renew',
         'latchkey:lock:lost',
         'latchkey:lock:wait',
+        'latchkey:client:warning',
       ],
     );
   });

@@ -70,6 +70,7 @@ export async function acquire<T>(
   { deadline, signal }: AcquireBounds,
 ): Promise<T | undefined> {
   signal?.throwIfAborted();
+  if (acquisition.grantKey !== undefined) ctx.servers.check(acquisition.grantKey);
   // Failed calls in a row are ridden out for commandTimeout before the wait fails.
   const wait = new WaitState(acquisition, ctx.options.commandTimeout);
   const single = deadline !== undefined && deadline <= now();
