@@ -204,7 +204,7 @@ class MultiLockCore implements LockCore {
       const index = indexes[i]!;
       if (outcome?.ok) return void values.set(index, outcome.value);
       const error = outcome?.error;
-      const notHeld = error instanceof LockNotHeldError || error instanceof LockLostError;
+      const notHeld = error instanceof LockNotHeldError;
       const reason = notHeld ? 'not-held' : (outcome?.reason ?? 'timeout');
       failures.push({ index, name: this.members[index]!.name, reason, error });
     });
