@@ -71,13 +71,13 @@ class FencedLockHandle extends LockHandle implements FencedLock {
 
   async lockAndGetToken(options?: LockOptions): Promise<bigint> {
     // Without a deadline the wait only ends acquired (or by rejecting).
-    const taken = await this.take(toRequest(options, false), true);
+    const taken = await this.take(toRequest(options, false), 'unlock');
     return taken!.held.token!;
   }
 
   async tryLockAndGetToken(options?: TryLockOptions): Promise<bigint | null> {
     const request = toRequest(options, true);
-    const taken = await this.take({ ...request, deadline: request.deadline ?? now() }, true);
+    const taken = await this.take({ ...request, deadline: request.deadline ?? now() }, 'unlock');
     return taken?.held.token ?? null;
   }
 
