@@ -41,7 +41,7 @@ export class LockNotHeldError extends LatchkeyError {
   /** The `code` of every error of this class (a LockLostError has its own). */
   static readonly CODE: string = 'LATCHKEY_LOCK_NOT_HELD';
   constructor(message: string, options?: ErrorOptions) {
-    super((new.target as typeof LockNotHeldError).CODE, message, options);
+    super(new.target.CODE, message, options);
   }
 }
 
