@@ -74,18 +74,6 @@ export interface MemberFailure {
   readonly error?: unknown;
 }
 
-/** A RedLock could not reach a majority of its members. */
-export class QuorumError extends LatchkeyError {
-  /** The `code` of every error of this class. */
-  static readonly CODE = 'LATCHKEY_QUORUM';
-  /** Why each member that was not taken failed. */
-  readonly failures: readonly MemberFailure[];
-  constructor(message: string, failures: readonly MemberFailure[], options?: ErrorOptions) {
-    super(QuorumError.CODE, message, options);
-    this.failures = failures;
-  }
-}
-
 /** The `LockClient` was shut down: it takes no new calls, and its pending waits end with this. */
 export class ShutDownError extends LatchkeyError {
   /** The `code` of every error of this class. */
@@ -97,10 +85,26 @@ export class ShutDownError extends LatchkeyError {
 
 /** Redis could not be reached, or did not answer in time. The original error is the `cause`. */
 export class RedisUnavailableError extends LatchkeyError {
-  /** The `code` of every error of this class. */
-  static readonly CODE = 'LATCHKEY_REDIS_UNAVAILABLE';
+  /** The `code` of every error of this class (a QuorumError has its own). */
+  static readonly CODE: string = 'LATCHKEY_REDIS_UNAVAILABLE';
   constructor(message: string, options?: ErrorOptions) {
-    super(RedisUnavailableError.CODE, message, options);
+    super(new.target.CODE, message, options);
+  }
+}
+
+/**
+ * A MultiLock could not reach all of its members, or a RedLock a majority: too many members' servers
+ * failed (not busy: a busy member is waited for). It is a RedisUnavailableError too: a failure to
+ * reach Redis is never reported as "held by someone else".
+ */
+export class QuorumError extends RedisUnavailableError {
+  /** The `code` of every error of this class. */
+  static override readonly CODE: string = 'LATCHKEY_QUORUM';
+  /** Why each member that was not taken failed. */
+  readonly failures: readonly MemberFailure[];
+  constructor(message: string, failures: readonly MemberFailure[], options?: ErrorOptions) {
+    super(message, options);
+    this.failures = failures;
   }
 }
 

@@ -110,10 +110,12 @@ class MultiLockCore implements LockCore {
         throw signal.reason;
       }
       if (held) return held;
+      // Shut down meanwhile (its members' waits ended so): the group's wait ends as every wait does.
+      this.ctx.assertOpen();
       if (failures.filter((f) => f.reason !== 'busy').length > this.#failureLimit) throw this.#quorumError(failures);
       if (waitTime === 0 || now() >= deadline) return undefined;
       // A short random pause: rivals that failed together do not retry in lockstep.
-      await sleep(Math.min(Math.random() * 50, Math.max(0, deadline - now())), signal);
+      await sleep(Math.min(Math.random() * 50, Math.max(0, deadline - now())), signal, this.ctx.closing);
     }
   }
 
