@@ -57,8 +57,13 @@ describe('a reshard under held, waited-for and released locks', { concurrency: 1
         // Read holds are renewed by a script of their own.
         ...names.slice(5, 7).map((name) => holder.getReadWriteLock(name).readLock().acquire()),
       ]);
-      const waiter = (await make()).getLock(names[0]!);
+      const waiterClient = await make();
+      const waiter = waiterClient.getLock(names[0]!);
       const waiting = settled(waiter.tryLock({ waitTime: 30_000 }));
+      // A latch re-reads its count only once a minute: a waiter deaf after the move would miss it.
+      const latchName = cluster.nameInSlot(slot, `reshard-latch:${kind}`);
+      await holder.getCountDownLatch(latchName).trySetCount(1);
+      const opened = settled(waiterClient.getCountDownLatch(latchName).await({ waitTime: 60_000 }));
       await sleep(300);
       const calls: Promise<Settled<unknown>>[] = [];
       const asked = holder.getLock(names[4]!);
@@ -87,6 +92,11 @@ describe('a reshard under held, waited-for and released locks', { concurrency: 1
       // A renewal period on the new primary.
       await sleep(LEASE_MS);
       assert.deepEqual(lost, [], 'locks were lost because the slot moved');
+      const countedDown = Date.now();
+      await holder.getCountDownLatch(latchName).countDown();
+      const latch = await opened;
+      assert.equal(latch.value, true, `the latch waiter: ${String(latch.error)}`);
+      assert.ok(Date.now() - countedDown < 4_000, 'the latch waiter was deaf after the move');
       for (const lease of [leases[0]!, leases[3]!, leases[5]!]) assert.equal(lease.signal.aborted, false);
       await leases[0]!.release();
       const waited = await waiting;
