@@ -3,9 +3,10 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startCluster, startSentinel } from './helpers/cluster.js';
-import { assertNoKeyWithoutTtl } from './helpers/leftovers.js';
-import { startServer, type TestServer } from './helpers/redis.js';
+import { startCluster } from '../harness/cluster.js';
+import { startSentinel } from '../harness/sentinel.js';
+import { assertNoKeyWithoutTtl } from '../harness/keys.js';
+import { startServer, type TestServer } from '../harness/server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const examples = readdirSync(`${root}examples`)

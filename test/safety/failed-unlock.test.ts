@@ -6,9 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { TcpProxy } from '../../faults/tcp-proxy.js';
+import type { TcpProxy } from '../../harness/tcp-proxy.js';
 import type { Lock, LockClient } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { heldInRedisBy, outcome, proxiedLockClient, show, startProxy } from './helpers.js';
 
 let server: TestServer;

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockClient, type Lock } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { heldInRedisBy, newConnections, proxiedLockClient, show, startProxy, within } from './helpers.js';
 
 let server: TestServer;

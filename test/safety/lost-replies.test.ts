@@ -10,9 +10,10 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import type { TcpProxy } from '../../faults/tcp-proxy.js';
+import type { TcpProxy } from '../../harness/tcp-proxy.js';
 import { LockClient, LockNotHeldError } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { carries, lockOwners, outcome, proxiedLockClient, show, startProxy } from './helpers.js';
 
 let server: TestServer;

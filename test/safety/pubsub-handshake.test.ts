@@ -11,7 +11,8 @@ import { before, describe, it } from 'node:test';
 import { ShutDownError, type Lock, type LockClient, type LockClientOptions } from '../../src/index.js';
 import { contextOf } from '../../src/client.js';
 import { lockKeys } from '../../src/keys.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { newConnections, outcome, proxiedLockClient, show, startProxy, within } from './helpers.js';
 
 let server: TestServer;

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { RedisUnavailableError, type Lock, type LockClient } from '../../src/index.js';
-import { startServer, type TestServer } from '../helpers/redis.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { outcome, show, within } from './helpers.js';
 
 const COMMAND_TIMEOUT_MS = 200;
