@@ -30,6 +30,8 @@ export interface MigrateOptions {
   batch?: number;
   /** Awaited before each MIGRATE (`moved`: keys moved so far): holds the slot mid-migration. */
   beforeBatch?: (moved: number) => Promise<void>;
+  /** Awaited once every key moved, before SETSLOT NODE: the keys are on the target, the slot still moving. */
+  beforeSettle?: () => Promise<void>;
 }
 
 /** The slot's primary and its first live replica (the one to take over). */
@@ -77,7 +79,7 @@ export async function migrateSlot(
   view: ClusterView,
   slot: number,
   to: ClusterNode,
-  { batch = 100, beforeBatch }: MigrateOptions = {},
+  { batch = 100, beforeBatch, beforeSettle }: MigrateOptions = {},
 ): Promise<SlotMigration> {
   const { admin } = view;
   const from = view.nodeOf((await view.ownerLine(slot)).id);
@@ -101,6 +103,7 @@ export async function migrateSlot(
     if (reply !== 'OK' && reply !== 'NOKEY') throw new Error(`MIGRATE of slot ${slot} replied ${String(reply)}`);
     keys += batchKeys.length;
   }
+  await beforeSettle?.();
   // Target first (it then claims the slot with a new epoch), then the source, then the rest
   // (redis-cli's order, see redis#7116).
   await admin.call(to.port, 'CLUSTER', 'SETSLOT', slot, 'NODE', to.id);
