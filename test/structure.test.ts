@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Session } from 'node:inspector/promises';
 import { test } from 'node:test';
-import { startServer } from './helpers/redis.js';
+import { startServer } from '../harness/server.js';
 
 /**
  * The files an uncontended `lock()` / `unlock()` runs, as docs/architecture.md names them: six of

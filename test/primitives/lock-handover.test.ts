@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { lockAcquire, lockLeave, lockReenter, lockRelease } from '../../src/scripts/index.js';
 import { contextOf } from '../../src/client.js';
-import { assertNoKeyWithoutTtl, keysLeft as lockKeysLeft } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl, keysLeft as lockKeysLeft, lockQueue } from '../../harness/keys.js';
 import type { Redis } from 'ioredis';
-import { lockQueue } from '../helpers/lock-queue.js';
-import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 
 /** The lock hash, queue and waiters keys of lock `name`. */
 const lockKeys = (name: string): [string, string, string] => [

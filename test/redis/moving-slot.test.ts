@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
 import { allScripts } from '../../src/scripts/index.js';
-import { startCluster, type TestCluster } from '../helpers/cluster.js';
+import { startCluster, type TestCluster } from '../../harness/cluster.js';
 
 /**
  * While a Cluster slot migrates, a command in a script fails when it reaches a key the node lacks

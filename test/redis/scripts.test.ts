@@ -4,7 +4,7 @@ import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { IoredisConnection } from '../../src/redis/ioredis-adapter.js';
 import { allScripts, lockAcquire, lockRelease, lockStatus } from '../../src/scripts/index.js';
-import { startServer, type TestServer } from '../helpers/redis.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 before(async () => {
