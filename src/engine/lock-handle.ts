@@ -63,30 +63,33 @@ export class LockHandle implements Lock {
     return contextOwner(this.core.identities[0]!);
   }
 
-  async lock(options?: LockOptions): Promise<void> {
-    await this.take(toRequest(options, false), 'unlock');
+  // The hot path (lock(), tryLock(), unlock()) chains promises rather than nesting async functions:
+  // each async layer cost every lock()/unlock() pair its own frame and promise (bench/README.md).
+  lock(options?: LockOptions): Promise<void> {
+    return started(() => this.take(toRequest(options, false), 'unlock')).then(nothing);
   }
 
-  async tryLock(options?: TryLockOptions): Promise<boolean> {
-    const request = toRequest(options, true);
-    return (await this.take({ ...request, deadline: request.deadline ?? now() }, 'unlock')) !== undefined;
+  tryLock(options?: TryLockOptions): Promise<boolean> {
+    return started(() => {
+      const request = toRequest(options, true);
+      return this.take({ ...request, deadline: request.deadline ?? now() }, 'unlock');
+    }).then(isTaken);
   }
 
   /**
    * Acquires as the context's owner, or as a new one; `record`: a new owner is remembered for
    * this handle's `unlock()`.
    */
-  protected async take(
-    request: AcquireRequest,
-    record: 'unlock' | 'lease' | false,
-  ): Promise<{ owner: string; held: HeldLock; shared: boolean } | undefined> {
+  protected take(request: AcquireRequest, record: 'unlock' | 'lease' | false): Promise<Taken | undefined> {
     const context = this.#contextOwner();
     const owner = context ?? newOwnerId();
+    const shared = context !== undefined;
     // A new owner is this call's alone: nothing else can use it before it returns.
-    const held = await this.core.acquire(owner, request, context !== undefined);
-    if (held === undefined) return undefined;
-    if (record && context === undefined) this.#acquisitions.push({ owner, lease: record === 'lease' });
-    return { owner, held, shared: context !== undefined };
+    return this.core.acquire(owner, request, shared).then((held) => {
+      if (held === undefined) return undefined;
+      if (record && !shared) this.#acquisitions.push({ owner, lease: record === 'lease' });
+      return { owner, held, shared };
+    });
   }
 
   /** Forgets the acquisition of `owner` (released through its lease). */
@@ -95,18 +98,15 @@ export class LockHandle implements Lock {
     if (index !== -1) this.#acquisitions.splice(index, 1);
   }
 
-  async unlock(): Promise<void> {
+  unlock(): Promise<void> {
     const context = this.#contextOwner();
-    if (context !== undefined) {
-      await this.core.release(context);
-      return;
-    }
+    if (context !== undefined) return this.core.release(context).then(nothing);
     // Taken off the handle first, so that another unlock() meanwhile releases another acquisition
     // (or says none is held). An acquisition outside a context holds the lock once.
     const index = this.#acquisitions.findLastIndex((acquisition) => !acquisition.lease);
-    if (index === -1) throw new LockNotHeldError(notHeldByHandle(this.name));
+    if (index === -1) return Promise.reject(new LockNotHeldError(notHeldByHandle(this.name)));
     const { owner } = this.#acquisitions.splice(index, 1)[0]!;
-    await this.core.release(owner, false);
+    return this.core.release(owner, false).then(nothing);
   }
 
   forceUnlock(): Promise<boolean> {
@@ -157,12 +157,31 @@ export class LockHandle implements Lock {
   async #acquireOrTimeout(
     request: AcquireRequest & { readonly waitTime?: number },
     record: 'lease' | false = false,
-  ): Promise<{ owner: string; held: HeldLock; shared: boolean }> {
+  ): Promise<Taken> {
     const taken = await this.take(request, record);
     if (!taken) {
       throw new LockAcquireTimeoutError(`Could not acquire lock "${this.name}" within waitTime ${request.waitTime} ms`);
     }
     return taken;
+  }
+}
+
+/** What an acquisition through a handle made: its owner, its hold, and whether others use that owner too. */
+interface Taken {
+  readonly owner: string;
+  readonly held: HeldLock;
+  readonly shared: boolean;
+}
+
+const nothing = (): void => undefined;
+const isTaken = (taken: Taken | undefined): boolean => taken !== undefined;
+
+/** `start()`'s promise, with a synchronous throw (bad options) as its rejection. */
+function started<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return start();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

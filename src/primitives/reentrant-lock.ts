@@ -6,7 +6,7 @@ import { KeyLock } from '../engine/key-lock.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import type { Grant, LockBackend, LockStatus } from '../engine/lock-core.js';
 import { provenUntil } from '../engine/liveness.js';
-import { lockKeys } from '../keys.js';
+import { lockHashKey, lockKeys } from '../keys.js';
 import { MIN_CALL_MS, runUntilKnown } from '../redis/script-runner.js';
 import {
   fencedLockIssue,
@@ -55,59 +55,85 @@ export function lockBackend(
   /** A FencedLock's token counter: every grant gets the holder's fencing token. */
   fence?: string,
 ): LockBackend {
-  const keys = lockKeys(ctx.options.keyPrefix, name);
-  // The scripts find the queue, the waiters, the hand-over channel and the release markers by the
-  // lock hash's name (keys.ts names them the same way): every call carries one key.
-  const lockKey = [keys.hash];
-  // A FencedLock's acquisition names its token counter too.
-  const grantKeys = fence === undefined ? lockKey : [keys.hash, fence];
-  const { run } = ctx;
-  const { fairWaiterTimeout, commandTimeout } = ctx.options;
-  const refreshEvery = Math.max(1, Math.floor(fairWaiterTimeout / 3));
-  /** Hand-overs to this client's waiters arrive here. */
-  const handOverChannel = `${keys.handOverPrefix}:${ctx.clientId}`;
-
-  const setup: LockSetup = { ctx, lockKey, grantKeys, name, kind, style, handOverChannel, refreshEvery };
-
-  return {
-    name,
-    kind,
-    key: keys.hash,
-    identity: `${ctx.clientId}|${keys.hash}`,
-    renewScript: lockRenew,
-    checkScript: lockCheck,
-    begin: (owner, leaseMs) => new LockAcquisition(setup, owner, leaseMs),
-    async reenter(owner, holds, leaseMs, until) {
-      const sentAt = now();
-      const reply = await runUntilKnown(run, lockReenter, [keys.hash], [owner, holds, leaseMs], until);
-      return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
-    },
-    async release(owner, holdId, holds, until, lease) {
-      const args = [owner, holds, markerTtl(until, lease), holdId];
-      return Number(await runUntilKnown(run, lockRelease, lockKey, args, until));
-    },
-    async forceUnlock() {
-      const args = [newOwnerId(), 2 * commandTimeout];
-      const until = now() + commandTimeout;
-      return Number(await runUntilKnown(run, lockForceUnlock, lockKey, args, until)) === 1;
-    },
-    async status(owner) {
-      return toStatus(await run(lockStatus, [keys.hash], [owner]));
-    },
-  };
+  return new ReentrantLockBackend(ctx, name, kind, style, fence);
 }
 
-/** What every acquisition of one lock shares. */
-interface LockSetup {
-  readonly ctx: ClientContext;
+/**
+ * The lock of one name, as one handle sees it; every acquisition through it shares it. A class,
+ * with what only waits need made on first use: `getLock(name)` per call is a common way to use it.
+ */
+class ReentrantLockBackend implements LockBackend {
+  readonly key: string;
+  /**
+   * The scripts find the queue, the waiters, the hand-over channel and the release markers by the
+   * lock hash's name (keys.ts names them the same way): every call carries one key.
+   */
   readonly lockKey: readonly string[];
   /** What acquire.lua is sent: the lock hash, and a FencedLock's token counter. */
   readonly grantKeys: readonly string[];
-  readonly name: string;
-  readonly kind: LockKind;
-  readonly style: LockWaitStyle;
-  readonly handOverChannel: string;
-  readonly refreshEvery: number;
+  readonly renewScript = lockRenew;
+  readonly checkScript = lockCheck;
+  #identity: string | undefined;
+  #handOverChannel: string | undefined;
+
+  constructor(
+    readonly ctx: ClientContext,
+    readonly name: string,
+    readonly kind: LockKind,
+    readonly style: LockWaitStyle,
+    fence: string | undefined,
+  ) {
+    this.key = lockHashKey(ctx.options.keyPrefix, name);
+    this.lockKey = [this.key];
+    this.grantKeys = fence === undefined ? this.lockKey : [this.key, fence];
+  }
+
+  get identity(): string {
+    return (this.#identity ??= `${this.ctx.clientId}|${this.key}`);
+  }
+
+  /** Hand-overs to this client's waiters arrive here. */
+  get handOverChannel(): string {
+    const { keyPrefix } = this.ctx.options;
+    return (this.#handOverChannel ??= `${lockKeys(keyPrefix, this.name).handOverPrefix}:${this.ctx.clientId}`);
+  }
+
+  /** A queued waiter refreshes its place this often. */
+  get refreshEvery(): number {
+    return Math.max(1, Math.floor(this.ctx.options.fairWaiterTimeout / 3));
+  }
+
+  begin(owner: string, leaseMs: number): Acquisition<Grant> {
+    return new LockAcquisition(this, owner, leaseMs);
+  }
+
+  async reenter(owner: string, holds: number, leaseMs: number, until: number): Promise<Grant | null> {
+    const sentAt = now();
+    const reply = await runUntilKnown(this.ctx.run, lockReenter, this.lockKey, [owner, holds, leaseMs], until);
+    return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
+  }
+
+  release(
+    owner: string,
+    holdId: string,
+    holds: number,
+    until: number,
+    lease?: { readonly left: number; readonly max: number },
+  ): Promise<number> {
+    const args = [owner, holds, markerTtl(until, lease), holdId];
+    return runUntilKnown(this.ctx.run, lockRelease, this.lockKey, args, until).then(Number);
+  }
+
+  async forceUnlock(): Promise<boolean> {
+    const { commandTimeout } = this.ctx.options;
+    const args = [newOwnerId(), 2 * commandTimeout];
+    const until = now() + commandTimeout;
+    return Number(await runUntilKnown(this.ctx.run, lockForceUnlock, this.lockKey, args, until)) === 1;
+  }
+
+  async status(owner: string): Promise<LockStatus> {
+    return toStatus(await this.ctx.run(lockStatus, this.lockKey, [owner]));
+  }
 }
 
 /** One acquisition of the lock by one owner: its attempts, and the tickets of those that queued. */
@@ -120,7 +146,7 @@ class LockAcquisition implements Acquisition<Grant> {
   readonly #reserve: number;
 
   constructor(
-    private readonly setup: LockSetup,
+    private readonly setup: ReentrantLockBackend,
     private readonly owner: string,
     private readonly leaseMs: number,
   ) {
