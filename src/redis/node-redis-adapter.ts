@@ -11,7 +11,7 @@ import { nodeRedisSentinelShape, type NodeRedisSentinelLike } from './node-redis
 import type { NodeRedisShape, ShardedSubscriber } from './node-redis-shape.js';
 import {
   nodeRedisTrackingLink,
-  trackingLinkOptions,
+  TRACKING_LINK_OPTIONS,
   type NodeRedisTrackingConnection,
 } from './node-redis-tracking-link.js';
 import {
@@ -82,7 +82,7 @@ function shapeOf(client: AnyNodeRedis): NodeRedisShape {
     batchGroup: () => '',
     trackingLink(name, signal) {
       const duplicate = standalone as unknown as { duplicate(options: object): NodeRedisTrackingConnection };
-      return nodeRedisTrackingLink(duplicate.duplicate(trackingLinkOptions(name)), signal);
+      return nodeRedisTrackingLink(duplicate.duplicate(TRACKING_LINK_OPTIONS), name, signal);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { RedisUnavailableError } from '../errors.js';
+import { CommandRefusedError, RedisUnavailableError } from '../errors.js';
 import type { ChannelListener, LuaScript, ScriptArg, ScriptReply } from './connection.js';
 import type { Subscriptions } from './subscriptions.js';
 
@@ -23,6 +23,18 @@ export function classifyClientError(error: unknown, what: string): Error {
   if (isReply && !PASSING_REPLIES.test(error.message)) return error;
   const detail = error instanceof Error ? error.message : String(error);
   return new RedisUnavailableError(`Redis is unavailable (${what}): ${detail}`, { cause: error });
+}
+
+/**
+ * A failed command, classified: Redis' own error reply to it, other than one that says "not now"
+ * (see PASSING_REPLIES), means the server refuses it (an ACL without it, a managed service that
+ * does not offer it) and will again: a CommandRefusedError. Anything else comes out as
+ * `classifyClientError` makes it.
+ */
+export function classifyRefusal(error: unknown, command: string): Error {
+  const classified = classifyClientError(error, command);
+  if (classified instanceof RedisUnavailableError || classified instanceof CommandRefusedError) return classified;
+  return new CommandRefusedError(command, `Redis refused ${command}: ${classified.message}`, { cause: error });
 }
 
 function isNoScriptError(error: unknown): boolean {
