@@ -30,8 +30,9 @@ import {
   checkDuration,
   checkFunction,
   checkInteger,
+  checkLease,
   checkName,
-  checkOptionalDuration,
+  checkOptionalLease,
   checkOptions,
 } from './validate.js';
 
@@ -68,8 +69,8 @@ function resolveOptions(options: unknown): ResolvedOptions {
   const given = checkOptions<LockClientOptions>(options, OPTIONS);
   return Object.freeze({
     keyPrefix: given.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkName(given.keyPrefix, 'keyPrefix'),
-    watchdogTimeout: checkDuration(orDefault(given.watchdogTimeout, 'watchdogTimeout'), 'watchdogTimeout', true),
-    maxLeaseTime: checkOptionalDuration(given.maxLeaseTime, 'maxLeaseTime', true),
+    watchdogTimeout: checkLease(orDefault(given.watchdogTimeout, 'watchdogTimeout'), 'watchdogTimeout'),
+    maxLeaseTime: checkOptionalLease(given.maxLeaseTime, 'maxLeaseTime'),
     fairWaiterTimeout: checkDuration(
       orDefault(given.fairWaiterTimeout, 'fairWaiterTimeout'),
       'fairWaiterTimeout',

@@ -43,4 +43,4 @@ export type {
 } from './redis/connection.js';
 export type { RedisClientLike } from './redis/to-connection.js';
 export { channels as diagnosticsChannels, type LatchkeyWarning, type LockKind } from './diagnostics.js';
-export { MAX_DURATION_MS } from './validate.js';
+export { MAX_DURATION_MS, MIN_LEASE_MS } from './validate.js';

@@ -26,8 +26,6 @@ export function lockKeys(prefix: string, name: string) {
     queue: `${hash}:queue`,
     /** hash: waiting owner -> "<place lapses at>|<reservation>|<wait id>|<ticket>|<queued at>" (server ms) */
     waiters: `${hash}:waiters`,
-    /** The per-name token counter of earlier versions (FencedLock now uses `fenceCounterKey`). */
-    legacyFence: `${hash}:fence`,
     /** string, short TTL: remembers `owner`'s last release, so a repeated release reports it */
     released: (owner: string) => `${hash}:released:${owner}`,
     /** Hand-overs to the waiters of one client arrive on `<handOverPrefix>:<client id>`. */

@@ -157,10 +157,12 @@ export class KeyLock implements MemberCore {
   }
 
   /**
-   * Gives one hold back. The last one stops renewal and loss detection first (racing the release,
-   * they would report it lost). A release whose reply was lost is sent again until its outcome is
-   * known: the caller may hear RedisUnavailableError after commandTimeout, but the release goes
-   * on, so the lock is handed over as soon as Redis answers.
+   * Gives one hold back. The last one stops loss detection first (racing the release, it would
+   * report the lock lost), and keeps renewing it, without taking "gone" for a loss, until the
+   * release lands: a release that waits out a failover or a slot migration must not let the lease
+   * run out meanwhile. A release whose reply was lost is sent again until its outcome is known:
+   * the caller may hear RedisUnavailableError after commandTimeout, but the release goes on, so
+   * the lock is handed over as soon as Redis answers.
    */
   async #release(hold: Hold): Promise<number> {
     const { owner } = hold;
@@ -173,7 +175,7 @@ export class KeyLock implements MemberCore {
       throw lost;
     }
     const final = hold.count === 1;
-    if (final) this.#stopKeeping(hold);
+    if (final) this.#releasing(hold);
     // A last release is retried for commandTimeout, then the lock is left to its lease; one that
     // leaves holds is retried while they are proven (renewal goes on meanwhile).
     const soon = now() + this.ctx.options.commandTimeout;
@@ -214,6 +216,13 @@ export class KeyLock implements MemberCore {
         .catch((error: unknown) => hold.liveness.lose('its hold count could not be confirmed', error));
       return { result: settled, settled };
     });
+  }
+
+  /** Its last release is on its way: no loss detection, renewal until the release settles (see #release). */
+  #releasing(hold: Hold): void {
+    hold.unwatch?.();
+    hold.unwatch = undefined;
+    if (hold.renewal) hold.renewal.releasing = true;
   }
 
   /** Nothing renews or watches the hold any more. */

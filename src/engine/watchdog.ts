@@ -25,6 +25,11 @@ export interface Renewal {
   /** When the next renewal is due: a third of the way through the time proven last. */
   renewAt: number;
   removed: boolean;
+  /**
+   * Its last release is in flight: renewed until it lands (a release that waits out a failover or a
+   * slot migration must not let the lease lapse), and "gone" is no loss (the release may have landed).
+   */
+  releasing: boolean;
 }
 
 /**
@@ -77,6 +82,7 @@ export class Watchdog {
       renewUntil,
       renewAt: renewalDue(now(), liveness),
       removed: false,
+      releasing: false,
     };
     this.#entries.add(renewal);
     this.#schedule(renewal.renewAt);
@@ -158,7 +164,10 @@ export class Watchdog {
     batch.forEach((renewal, i) => {
       if (renewal.removed) return; // released meanwhile: whatever Redis said is no news
       if (renewed[i] === -1) return void moved.push(renewal);
-      if (renewed[i] !== 1) return renewal.liveness.lose('renewal found it no longer held');
+      if (renewed[i] !== 1) {
+        if (!renewal.releasing) renewal.liveness.lose('renewal found it no longer held');
+        return;
+      }
       renewal.liveness.confirm(provenUntil(sentAt, leases[i]!));
       listening('renew')?.publish({ ...renewal.liveness.hold });
       this.#afterRenewal(renewal, sentAt);

@@ -9,6 +9,7 @@ import { provenUntil } from '../engine/liveness.js';
 import { lockKeys } from '../keys.js';
 import { runUntilKnown } from '../redis/script-runner.js';
 import {
+  fencedLockIssue,
   lockAcquire,
   lockCheck,
   lockForceUnlock,
@@ -46,18 +47,27 @@ export type LockWaitStyle =
  * after the release) proves nothing: the waiter asks Redis instead. A waiter refreshes its place
  * every third of `fairWaiterTimeout`; a dead one's place lapses.
  */
-export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, style: LockWaitStyle): LockBackend {
+export function lockBackend(
+  ctx: ClientContext,
+  name: string,
+  kind: LockKind,
+  style: LockWaitStyle,
+  /** A FencedLock's token counter: every grant gets the holder's fencing token. */
+  fence?: string,
+): LockBackend {
   const keys = lockKeys(ctx.options.keyPrefix, name);
   // The scripts find the queue, the waiters, the hand-over channel and the release markers by the
   // lock hash's name (keys.ts names them the same way): every call carries one key.
   const lockKey = [keys.hash];
+  // A FencedLock's acquisition names its token counter too.
+  const grantKeys = fence === undefined ? lockKey : [keys.hash, fence];
   const { run } = ctx;
   const { fairWaiterTimeout, commandTimeout } = ctx.options;
   const refreshEvery = Math.max(1, Math.floor(fairWaiterTimeout / 3));
   /** Hand-overs to this client's waiters arrive here. */
   const handOverChannel = `${keys.handOverPrefix}:${ctx.clientId}`;
 
-  const setup: LockSetup = { ctx, lockKey, name, kind, style, handOverChannel, refreshEvery };
+  const setup: LockSetup = { ctx, lockKey, grantKeys, name, kind, style, handOverChannel, refreshEvery };
 
   return {
     name,
@@ -93,6 +103,8 @@ export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, st
 interface LockSetup {
   readonly ctx: ClientContext;
   readonly lockKey: readonly string[];
+  /** What acquire.lua is sent: the lock hash, and a FencedLock's token counter. */
+  readonly grantKeys: readonly string[];
   readonly name: string;
   readonly kind: LockKind;
   readonly style: LockWaitStyle;
@@ -143,7 +155,7 @@ class LockAcquisition implements Acquisition<Grant> {
   }
 
   attempt(deadline: number | undefined, listening: boolean, message: string | undefined): Promise<Attempt<Grant>> {
-    const { ctx, lockKey, style, refreshEvery } = this.setup;
+    const { ctx, grantKeys, style, refreshEvery } = this.setup;
     const handedAt = message === undefined ? undefined : this.#sent?.get(message);
     // The hand-over was written by the releasing client's connection: a WAIT on ours covers it only
     // after a write of ours, so replicaAcks takes hand-overs by a round trip.
@@ -152,7 +164,9 @@ class LockAcquisition implements Acquisition<Grant> {
     // with a few ms would be lost by the first stall before the watchdog renews it. An older
     // attempt (its place is refreshed every fairWaiterTimeout / 3) is confirmed by a round trip.
     if (trusted && provenUntil(handedAt, this.#reserve) > now() + this.#reserve / 2) {
-      return Promise.resolve(this.#granted(handedAt, this.#reserve, true));
+      const handed = this.#granted(handedAt, this.#reserve, true);
+      // A FencedLock's token is drawn while it holds: one round trip, which proves the hold too.
+      return grantKeys.length === 1 || !handed.acquired ? Promise.resolve(handed) : this.#withToken(handed, deadline);
     }
     // A wait queues once it listens for hand-overs: none goes out to a wait that would not hear it.
     const queue = style.queue && listening;
@@ -166,11 +180,23 @@ class LockAcquisition implements Acquisition<Grant> {
       const { fairWaiterTimeout } = ctx.options;
       args = [this.owner, this.leaseMs, fairWaiterTimeout, this.#reserve, this.waitId, ticket];
     }
-    return ctx.run(lockAcquire, lockKey, args, deadline).then((ttl): Attempt<Grant> => {
-      if (ttl === null) return this.#granted(sentAt, this.leaseMs);
+    return ctx.run(lockAcquire, grantKeys, args, deadline).then((reply): Attempt<Grant> => {
+      // Granted: nil, or a FencedLock's token (a string); otherwise the ms to wait (a number).
+      if (reply === null || typeof reply === 'string') {
+        return this.#granted(sentAt, this.leaseMs, false, reply === null ? undefined : BigInt(reply));
+      }
       // A queued waiter comes back before its place lapses, even while the holder's lease runs long.
-      return { acquired: false, retryIn: queue ? Math.min(Number(ttl), refreshEvery) : Number(ttl) };
+      return { acquired: false, retryIn: queue ? Math.min(Number(reply), refreshEvery) : Number(reply) };
     });
+  }
+
+  /** The token of a FencedLock handed over by message; not acquired if the hold ended meanwhile. */
+  async #withToken(handed: Attempt<Grant> & { acquired: true }, deadline: number | undefined): Promise<Attempt<Grant>> {
+    const { ctx, grantKeys } = this.setup;
+    const token = await ctx.run(fencedLockIssue, grantKeys, [this.owner], deadline);
+    // Lost in between (its reservation ran out): try again.
+    if (token === null) return { acquired: false, retryIn: 1 };
+    return { acquired: true, value: { ...handed.value, token: BigInt(token as string) } };
   }
 
   async giveUp(): Promise<void> {
@@ -178,10 +204,10 @@ class LockAcquisition implements Acquisition<Grant> {
   }
 
   /** A reply that came after the lease it set ran out grants nothing: try again. */
-  #granted(since: number, leased: number, byMessage = false): Attempt<Grant> {
+  #granted(since: number, leased: number, byMessage = false, token?: bigint): Attempt<Grant> {
     const validUntil = provenUntil(since, leased);
     if (validUntil <= now()) return { acquired: false, retryIn: 0 };
-    return { acquired: true, value: { since, validUntil, byMessage } };
+    return { acquired: true, value: { since, validUntil, byMessage, token } };
   }
 }
 

@@ -11,6 +11,7 @@ import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
 import { RedisUnavailableError } from '../errors.js';
 import { classifyClientError, evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
 import { ioredisTrackingLink, TRACKING_LINK_OPTIONS, type IoredisTrackingConnection } from './ioredis-tracking-link.js';
+import { followSubscriberMoves } from './ioredis-cluster-moves.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of an ioredis `Redis` or `Cluster` latchkey uses (typed here so ioredis is never imported). */
@@ -38,10 +39,12 @@ export interface IoredisSubscriber {
   ssubscribe(channel: string): Promise<unknown>;
   sunsubscribe(channel: string): Promise<unknown>;
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
-  on(event: 'ready' | 'subscribersReady' | 'end', listener: () => void): unknown;
+  on(event: 'ready' | 'subscribersReady' | 'end' | 'nodeError', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   off(event: 'ready' | 'subscribersReady', listener: () => void): unknown;
   disconnect(): void;
+  /** A Cluster's: reads the slot map again. */
+  refreshSlotsCache?(callback?: (error?: Error | null) => void): void;
 }
 
 export function isIoredis(value: unknown): value is IoredisLike {
@@ -59,6 +62,8 @@ export class IoredisConnection implements RedisConnection {
   /** The subscriber connection, once made; `#ready` resolves when it is ready for SUBSCRIBE. */
   #subscriber: IoredisSubscriber | undefined;
   #ready: Promise<IoredisSubscriber> | undefined;
+  /** Stops following a Cluster subscriber's moves. */
+  #stopFollowing = (): void => undefined;
   readonly #subscriptions: Subscriptions;
   readonly #writes = new WriteCoalescer();
   readonly #sender: ScriptSender = {
@@ -135,6 +140,7 @@ export class IoredisConnection implements RedisConnection {
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
     this.#ready = undefined;
+    this.#stopFollowing();
     subscriber?.disconnect();
     return Promise.resolve();
   }
@@ -167,12 +173,14 @@ export class IoredisConnection implements RedisConnection {
         if (readyBefore) void this.#subscriptions.reconnected(!cluster);
         readyBefore = true;
       });
+      if (cluster) this.#stopFollowing = followSubscriberMoves(subscriber);
       // Ended for good while in use (a client that does not reconnect, or ioredis giving up after
       // a Sentinel failover): a new duplicate takes over every channel.
       subscriber.on('end', () => {
         if (this.#subscriber !== subscriber || !readyBefore) return;
         this.#subscriber = undefined;
         this.#ready = undefined;
+        this.#stopFollowing();
         void this.#subscriptions.reconnected(true);
       });
       try {

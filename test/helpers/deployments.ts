@@ -323,6 +323,8 @@ export interface ReplicatedCluster {
       batch?: number;
       /** Awaited before each MIGRATE (`moved`: keys moved so far): holds the slot mid-migration. */
       beforeBatch?: (moved: number) => Promise<void>;
+      /** Awaited once every key moved, before SETSLOT NODE: the keys are on the target, the slot still moving. */
+      beforeSettle?: () => Promise<void>;
     },
   ): Promise<SlotMigration>;
   /** Waits until every live node agrees on the topology, says cluster_state:ok, replicas in sync. */
@@ -639,7 +641,7 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
       return { slot, from, to, ms: Date.now() - started };
     },
 
-    async migrateSlot(slot, to, { batch = 100, beforeBatch } = {}) {
+    async migrateSlot(slot, to, { batch = 100, beforeBatch, beforeSettle } = {}) {
       const from = await cluster.primaryOf(slot);
       const started = Date.now();
       if (from.id === to.id) return { slot, from, to, keys: 0, ms: 0 };
@@ -661,6 +663,7 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
         if (reply !== 'OK' && reply !== 'NOKEY') throw new Error(`MIGRATE of slot ${slot} replied ${String(reply)}`);
         keys += batchKeys.length;
       }
+      await beforeSettle?.();
       // Target first (it then claims the slot with a new epoch), then the source, then the rest
       // (redis-cli's order, see redis#7116).
       await admin.call(to.port, 'CLUSTER', 'SETSLOT', slot, 'NODE', to.id);

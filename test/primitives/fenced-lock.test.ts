@@ -204,16 +204,6 @@ describe('FencedLock: counters', () => {
     }
   });
 
-  it("folds an earlier version's per-name counter into the slot's: tokens never go back", async () => {
-    await redis.set('latchkey:{legacy}:lock:fence', '1000');
-    const lock = server.lockClient().getFencedLock('legacy');
-    assert.ok((await lock.lockAndGetToken()) > 1000n);
-    await lock.unlock();
-    assert.equal(await redis.exists('latchkey:{legacy}:lock:fence'), 0);
-    assert.ok((await lock.lockAndGetToken()) > 1001n);
-    await lock.unlock();
-  });
-
   it('leaves no latchkey key without a TTL but the fencing counters', async () => {
     await assertNoKeyWithoutTtl(redis, [/^latchkey:fence:\{\d+\}$/]);
   });

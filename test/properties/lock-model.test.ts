@@ -61,7 +61,7 @@ class Unlock implements Cmd {
     const outcome = await as(r, this.actor, () => r.handles[this.actor]!.unlock()).then(
       () => 'released',
       (error: unknown) =>
-        error instanceof LockNotHeldError ? 'not held' : error instanceof LockLostError ? 'lost' : error,
+        error instanceof LockLostError ? 'lost' : error instanceof LockNotHeldError ? 'not held' : error,
     );
     if (m.holder !== this.actor && m.forced.has(this.actor)) {
       // Its lock was deleted behind it: unlock tells it so, once.

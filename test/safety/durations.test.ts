@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { LockClient, type Lock } from '../../src/index.js';
+import { LockClient, MIN_LEASE_MS, type Lock } from '../../src/index.js';
 import { sleep, startServer, type TestServer } from '../helpers/redis.js';
 import { outcome, show, within } from './helpers.js';
 
@@ -272,3 +272,61 @@ describe('defect 8: durations beyond 2^31-1 ms work', { timeout: 20_000 }, () =>
     );
   });
 });
+
+describe(
+  'the shortest leases: refused below MIN_LEASE_MS, and the minimum is granted at once',
+  { timeout: 30_000 },
+  () => {
+    const TOO_SHORT = [1, 2, MIN_LEASE_MS - 1];
+    /** Every way to take a lock with a lease; each resolves once the lock is held. */
+    const takes: readonly [string, (lock: Lock, leaseTime: number) => Promise<unknown>][] = [
+      ['lock', (lock, leaseTime) => lock.lock({ leaseTime })],
+      ['tryLock', (lock, leaseTime) => lock.tryLock({ leaseTime })],
+      ['acquire', (lock, leaseTime) => lock.acquire({ leaseTime })],
+      ['withLock', (lock, leaseTime) => lock.withLock(() => true, { leaseTime })],
+    ];
+
+    for (const [kind, get] of lockKinds) {
+      for (const [how, take] of takes) {
+        it(`${kind}.${how}`, async () => {
+          const locks = server.lockClient();
+          for (const leaseTime of TOO_SHORT) {
+            await assert.rejects(
+              Promise.resolve().then(() => take(get(locks), leaseTime)),
+              (error: unknown) => error instanceof RangeError && error.message.includes('`leaseTime`'),
+              `leaseTime ${leaseTime}`,
+            );
+          }
+          const result = await within(outcome(take(get(locks), MIN_LEASE_MS)), 3_000, undefined);
+          assert.ok(
+            result?.ok,
+            `leaseTime ${MIN_LEASE_MS}: ${result === undefined ? 'still pending after 3 s' : show(result)}`,
+          );
+          if (how === 'tryLock') assert.equal(result.value, true);
+        });
+      }
+    }
+
+    it('FencedLock.lockAndGetToken', async () => {
+      const fenced = server.lockClient().getFencedLock(fresh());
+      await assert.rejects(fenced.lockAndGetToken({ leaseTime: 2 }), RangeError);
+      const token = await within(fenced.lockAndGetToken({ leaseTime: MIN_LEASE_MS }), 3_000, undefined);
+      assert.equal(typeof token, 'bigint');
+    });
+
+    for (const argument of ['watchdogTimeout', 'maxLeaseTime']) {
+      it(`new LockClient({ ${argument} }): refused below the minimum; at it, lock() is granted`, async () => {
+        for (const value of TOO_SHORT) {
+          assert.throws(
+            () => new LockClient(server.client(), { [argument]: value }),
+            (error: unknown) => error instanceof RangeError && error.message.includes(`\`${argument}\``),
+          );
+        }
+        const lock = server.lockClient({ [argument]: MIN_LEASE_MS }).getLock(fresh());
+        const result = await within(outcome(lock.lock()), 3_000, undefined);
+        assert.ok(result?.ok, `lock(): ${result === undefined ? 'still pending after 3 s' : show(result)}`);
+        await lock.unlock().catch(() => undefined);
+      });
+    }
+  },
+);

@@ -11,26 +11,30 @@ KEYS[1]  lock hash: field = owner id, value = hold count. Beside it, named after
          <KEYS[1]>:waiters  hash: owner id -> "<place lapses at>|<reservation ms>|<wait id>|<ticket>|<queued at>"
          (server ms; reservation: how long a lock handed to it is kept for it; the ticket names the
          attempt that wrote the place, and comes back with the hand-over)
+KEYS[2]  a FencedLock's token counter (see fenced-lock/issue); given, the grant issues the holder's
+         fencing token in the same step
 ARGV[1]  owner id ("<client id>:<owner id>")
 ARGV[2]  lease in ms
 ARGV[3]  to queue: how long a place is kept without a refresh, in ms (left out: one try only)
 ARGV[4]  to queue: the reservation in ms
 ARGV[5]  to queue: the wait id
 ARGV[6]  to queue: the ticket of this attempt
-Returns  nil when acquired; otherwise ms worth waiting before trying again: the holder's remaining
-         TTL, or when the lock is free, until the head's place lapses ]]
+Returns  nil when acquired (a FencedLock: its token, a decimal string); otherwise ms worth waiting
+         before trying again: the holder's remaining TTL, or when the lock is free, until the
+         head's place lapses ]]
 --!include lib/settled-slot.lua
+--!include lib/fence.lua
 local owner = ARGV[1]
 local queue, waiters = KEYS[1] .. ':queue', KEYS[1] .. ':waiters'
 -- Fast path: no lock and no waiter at all. The check also stops the call while the slot migrates.
 if existsInSettledSlot(waiters) == 0 then
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
-  return nil
+  return issueToken()
 end
 if redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('pexpire', KEYS[1], ARGV[2])
-  return nil
+  return issueToken()
 end
 local function clock()
   local time = redis.call('time')
@@ -58,7 +62,7 @@ if redis.call('exists', KEYS[1]) == 0 then
     redis.call('hdel', waiters, owner)
     redis.call('hset', KEYS[1], owner, 1)
     redis.call('pexpire', KEYS[1], ARGV[2])
-    return nil
+    return issueToken()
   end
 end
 
