@@ -9,7 +9,13 @@ import type {
 import { clusterSlot } from './cluster-slot.js';
 import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
 import { RedisUnavailableError } from '../errors.js';
-import { classifyClientError, evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
+import {
+  classifyRefusal,
+  evalWithFallback,
+  subscribeClassified,
+  WAIT_REFUSED,
+  type ScriptSender,
+} from './script-sender.js';
 import { ioredisTrackingLink, TRACKING_LINK_OPTIONS, type IoredisTrackingConnection } from './ioredis-tracking-link.js';
 import { followSubscriberMoves } from './ioredis-cluster-moves.js';
 import { Subscriptions } from './subscriptions.js';
@@ -114,7 +120,7 @@ export class IoredisConnection implements RedisConnection {
     try {
       return Number(await this.#nodeOf(key).call('WAIT', replicas, timeout));
     } catch (error) {
-      throw classifyClientError(error, 'WAIT');
+      throw classifyRefusal(error, 'WAIT', WAIT_REFUSED);
     }
   }
 

@@ -15,10 +15,11 @@ import {
   type NodeRedisTrackingConnection,
 } from './node-redis-tracking-link.js';
 import {
-  classifyClientError,
+  classifyRefusal,
   commandTail,
   evalWithFallback,
   subscribeClassified,
+  WAIT_REFUSED,
   type ScriptSender,
 } from './script-sender.js';
 import { Subscriptions } from './subscriptions.js';
@@ -136,7 +137,7 @@ export class NodeRedisConnection implements RedisConnection {
     try {
       return Number(await this.#shape.send(key, ['WAIT', String(replicas), String(timeout)]));
     } catch (error) {
-      throw classifyClientError(error, 'WAIT');
+      throw classifyRefusal(error, 'WAIT', WAIT_REFUSED);
     }
   }
 

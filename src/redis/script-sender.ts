@@ -28,14 +28,19 @@ export function classifyClientError(error: unknown, what: string): Error {
 /**
  * A failed command, classified: Redis' own error reply to it, other than one that says "not now"
  * (see PASSING_REPLIES), means the server refuses it (an ACL without it, a managed service that
- * does not offer it) and will again: a CommandRefusedError. Anything else comes out as
- * `classifyClientError` makes it.
+ * does not offer it) and will again: a CommandRefusedError, whose message adds `consequence`.
+ * Anything else comes out as `classifyClientError` makes it.
  */
-export function classifyRefusal(error: unknown, command: string): Error {
+export function classifyRefusal(error: unknown, command: string, consequence = ''): Error {
   const classified = classifyClientError(error, command);
   if (classified instanceof RedisUnavailableError || classified instanceof CommandRefusedError) return classified;
-  return new CommandRefusedError(command, `Redis refused ${command}: ${classified.message}`, { cause: error });
+  const message = `Redis refused ${command} (${classified.message})${consequence && `: ${consequence}`}`;
+  return new CommandRefusedError(command, message, { cause: error });
 }
+
+/** What a refused WAIT means, and the fix. */
+export const WAIT_REFUSED =
+  "the replicaAcks option needs it, so no acquisition can count. Allow WAIT for latchkey's Redis user, or leave replicaAcks out.";
 
 function isNoScriptError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
