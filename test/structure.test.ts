@@ -21,6 +21,7 @@ const LEAVES = [
   'client.ts', // the context's assertOpen()
   'clock.ts',
   'diagnostics.ts',
+  'engine/server-checks.ts', // is this server checked already (eviction policy)?
   'engine/timers.ts',
   'engine/waiters.ts', // does a recent wait still listen for this lock?
   'engine/watchdog.ts',

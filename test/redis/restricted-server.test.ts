@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { CommandRefusedError, LockClient, type LatchkeyWarning, type Lock } from '../../src/index.js';
 import type { RedisClientLike } from '../../src/redis/to-connection.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
 
 /**
  * A managed service's restrictions, played by an ACL on the default user (what the clients log in
@@ -189,4 +189,31 @@ describe('a server that refuses commands (managed services)', { concurrency: tru
       );
     });
   }
+
+  it('an ACL that takes tracking away later: refused at the reconnect, one warning, renewal from then on', async () => {
+    const { server, admin } = await restrictedServer([]);
+    const locks = new LockClient(server.client(), { watchdogTimeout: WATCHDOG_MS });
+    after(() => locks.shutdown());
+    const warnings: LatchkeyWarning[] = [];
+    locks.on('warning', (warning) => warnings.push(warning));
+    const { signal } = await locks.getLock('kept').acquire();
+    await sleep(200);
+    await admin.call('ACL', 'SETUSER', 'default', '-client|tracking');
+    for (const line of String(await admin.call('CLIENT', 'LIST')).split('\n')) {
+      const id = / name=latchkey-(?:tracking|invalidations)-/.test(line) ? /^id=(\d+)/.exec(line)?.[1] : undefined;
+      if (id !== undefined) await admin.call('CLIENT', 'KILL', 'ID', id);
+    }
+    await eventually(() => warnings.length > 0, 5_000, 'the refusal told');
+    assert.deepEqual(
+      warnings.map((warning) => warning.code),
+      ['TRACKING_UNAVAILABLE'],
+    );
+    const settled = await usage(admin);
+    await sleep(REOPEN_WINDOW_MS);
+    assert.deepEqual(await usage(admin), settled, `before: ${settled.refusedByCommand}`);
+    assert.match(settled.refusedByCommand, /^client\|tracking=1$/);
+    // Renewal finds the loss.
+    await admin.del('latchkey:{kept}:lock');
+    await eventually(() => signal.aborted, WATCHDOG_MS * 2, 'the loss found by renewal');
+  });
 });
