@@ -58,7 +58,9 @@ if (debug.enabled) {
  *   acquisition then rejects with `CommandRefusedError`.
  */
 export interface LatchkeyWarning {
+  /** Stable, one of the codes above. */
   readonly code: string;
+  /** What weakens which guarantee, and the fix. */
   readonly message: string;
 }
 
