@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { Redis as Redis6 } from 'ioredis6';
 import { createClient } from 'redis';
-import { startRedisServer, type RedisProcess } from '../src/cli/redis-server.js';
+import { startRedisServer, type RedisProcess } from '../harness/redis-process.js';
 import { LockClient, type LockClientOptions } from '../src/index.js';
 import type { RedisClientLike } from '../src/redis/to-connection.js';
 import { percentile } from './stats.js';

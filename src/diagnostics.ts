@@ -58,9 +58,9 @@ if (debug.enabled) {
  *   acquisition then rejects with `CommandRefusedError`.
  */
 export interface LatchkeyWarning {
-  /** Stable, one of the codes above. */
+  /** Stable machine-readable code, e.g. `EVICTION_POLICY`. */
   readonly code: string;
-  /** What weakens which guarantee, and the fix. */
+  /** What is weakened, why, and the fix. */
   readonly message: string;
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Session } from 'node:inspector/promises';
 import { test } from 'node:test';
-import { startServer } from './helpers/redis.js';
+import { startServer } from '../harness/server.js';
 
 /**
  * The files an uncontended `lock()` / `unlock()` runs, as docs/architecture.md names them: six of
@@ -21,7 +21,7 @@ const LEAVES = [
   'client.ts', // the context's assertOpen()
   'clock.ts',
   'diagnostics.ts',
-  'engine/server-checks.ts', // is this server checked already (eviction policy)?
+  'engine/server-checks.ts', // has this client checked the server's eviction policy?
   'engine/timers.ts',
   'engine/waiters.ts', // does a recent wait still listen for this lock?
   'engine/watchdog.ts',

@@ -79,6 +79,7 @@ export class KeyLock implements MemberCore {
       liveness,
       token: grant.token,
       since: grant.since,
+      leaseMs,
       // Without leaseTime the watchdog renews the hold (up to maxLeaseTime). With one it expires by
       // itself, unless the grant proved less (a hand-over's short reservation): then the watchdog
       // extends it to the lease's end.
@@ -182,7 +183,8 @@ export class KeyLock implements MemberCore {
     const until = final ? soon : Math.max(hold.liveness.validUntil, soon);
     let left: number;
     try {
-      left = await this.backend.release(owner, hold.id, hold.count, until);
+      const lease = { left: hold.liveness.validUntil - now(), max: hold.leaseMs };
+      left = await this.backend.release(owner, hold.id, hold.count, until, lease);
     } catch (error) {
       // Never learned. A last hold expires with its lease (nobody renews it now); one that leaves
       // holds behind cannot be counted on any more.

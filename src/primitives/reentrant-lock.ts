@@ -7,7 +7,7 @@ import { LockHandle } from '../engine/lock-handle.js';
 import type { Grant, LockBackend, LockStatus } from '../engine/lock-core.js';
 import { provenUntil } from '../engine/liveness.js';
 import { lockKeys } from '../keys.js';
-import { runUntilKnown } from '../redis/script-runner.js';
+import { MIN_CALL_MS, runUntilKnown } from '../redis/script-runner.js';
 import {
   fencedLockIssue,
   lockAcquire,
@@ -82,10 +82,8 @@ export function lockBackend(
       const reply = await runUntilKnown(run, lockReenter, [keys.hash], [owner, holds, leaseMs], until);
       return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
     },
-    async release(owner, holdId, holds, until) {
-      // The marker must outlive every repeat of this call: they all run before `until`.
-      const keep = Math.max(0, until - now()) + commandTimeout;
-      const args = [owner, holds, keep, holdId];
+    async release(owner, holdId, holds, until, lease) {
+      const args = [owner, holds, markerTtl(until, lease), holdId];
       return Number(await runUntilKnown(run, lockRelease, lockKey, args, until));
     },
     async forceUnlock() {
@@ -209,6 +207,17 @@ class LockAcquisition implements Acquisition<Grant> {
     if (validUntil <= now()) return { acquired: false, retryIn: 0 };
     return { acquired: true, value: { since, validUntil, byMessage, token } };
   }
+}
+
+/**
+ * How long a last release's marker must be kept (see lock/release): until every repeat of the call
+ * has run, which is before `until` (a call is cut then, but for the last moment MIN_CALL_MS gives
+ * it), measured on the server's clock (the allowance of provenUntil). "" when the lease the lock has
+ * left covers that without keeping the marker much longer: the marker then costs no expiry of its own.
+ */
+function markerTtl(until: number, lease: { readonly left: number; readonly max: number } | undefined): number | '' {
+  const needed = Math.ceil((Math.max(0, until - now()) + MIN_CALL_MS) * 1.01) + 2;
+  return lease && lease.left >= needed && lease.max <= 4 * needed ? '' : needed;
 }
 
 /** Reads the `{ exists, holds, ttl }` reply of a status script. */

@@ -11,6 +11,12 @@ export interface LuaScript {
   readonly source: string;
   /** SHA1 of the source, for EVALSHA. */
   readonly sha: string;
+  /**
+   * The form a Cluster runs, when it differs: it first checks that its slot is not migrating (a
+   * script stopped half-way by a key that moved would leave a write half done). A server whose
+   * slots never move runs `source` itself.
+   */
+  readonly cluster?: LuaScript;
 }
 
 /** A script argument: numbers are sent as their decimal string. */
@@ -48,6 +54,12 @@ export interface RedisConnection {
    * when it was the last one).
    */
   subscribe(channel: string, listener: ChannelListener): Promise<() => Promise<void>>;
+
+  /**
+   * True for a Redis Cluster, whose slots may move between nodes while in use: scripts are then
+   * sent in their `cluster` form. Left out: one server (or Sentinel), whose keys never move.
+   */
+  readonly cluster?: boolean;
 
   /**
    * Groups keys that one script may touch together: every key of a batch must map to one group.

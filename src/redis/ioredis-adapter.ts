@@ -110,6 +110,10 @@ export class IoredisConnection implements RedisConnection {
     return subscribeClassified(this.#subscriptions, channel, listener);
   }
 
+  get cluster(): boolean {
+    return this.client.isCluster === true;
+  }
+
   batchGroup(key: string): string {
     if (this.client.isCluster !== true) return '';
     // The slot's primary; a slot the client has not mapped yet is a group of its own.

@@ -125,6 +125,10 @@ export class NodeRedisConnection implements RedisConnection {
     return subscribeClassified(this.#subscriptions, channel, listener);
   }
 
+  get cluster(): boolean {
+    return this.#shape.cluster === true;
+  }
+
   batchGroup(key: string): string {
     return this.#shape.batchGroup(key);
   }

@@ -100,6 +100,7 @@ function slotMapRefresher(
 export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisShape {
   const refresh = slotMapRefresher(cluster, downCommandConnection);
   return {
+    cluster: true,
     async send(key, args) {
       if (key !== undefined) {
         const slot = clusterSlot(key);

@@ -20,12 +20,14 @@ const noReply = (script: LuaScript, ms: number): RedisUnavailableError =>
   new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`);
 
 export function createScriptRunner(
-  connection: Pick<RedisConnection, 'evalScript'>,
+  connection: Pick<RedisConnection, 'evalScript' | 'cluster'>,
   commandTimeout: number,
 ): ScriptRunner {
   const inFlight = new CallTimeouts(commandTimeout);
+  // A Cluster runs each script in the form that checks its slot is settled (see LuaScript.cluster).
+  const cluster = connection.cluster === true;
   return (script, keys, args, deadline) => {
-    const call = connection.evalScript(script, keys, args);
+    const call = connection.evalScript(cluster ? (script.cluster ?? script) : script, keys, args);
     const limit = deadline === undefined ? commandTimeout : Math.max(MIN_CALL_MS, deadline - now());
     // Cut sooner by a wait's own deadline: rare enough for a timer of its own. A deadline about
     // commandTimeout away (a release retried for commandTimeout, every unlock()) shares the one

@@ -3,8 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { freePort } from '../../src/cli/redis-server.js';
-import { eventually, startServer, type TestServer } from '../helpers/redis.js';
+import { freePort } from '../../harness/redis-process.js';
+import { eventually } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { startCli } from './run-cli.js';
 
 const SMALL = ['--workers', '3', '--products', '3', '--stock', '15', '--seconds', '20'];

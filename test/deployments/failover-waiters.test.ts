@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockClient, type Lock, type LockClientOptions } from '../../src/index.js';
-import { shutDownAfterFile, startReplicatedCluster, type ReplicatedCluster } from '../helpers/deployments.js';
+import { shutDownAfterFile } from '../../harness/cleanup.js';
+import { startReplicatedCluster, type ReplicatedCluster } from '../../harness/replicated-cluster.js';
 
 let cluster: ReplicatedCluster;
 before(async () => {

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockClient, type LockClientOptions, type LockLease } from '../../src/index.js';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
-import { shutDownAfterFile, startReplicatedCluster, type ReplicatedCluster } from '../helpers/deployments.js';
+import { shutDownAfterFile } from '../../harness/cleanup.js';
+import { startReplicatedCluster, type ReplicatedCluster } from '../../harness/replicated-cluster.js';
 
 let cluster: ReplicatedCluster;
 before(async () => {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl } from '../../harness/keys.js';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { LockLostError, LockNotHeldError } from '../../src/index.js';
-import { startFixture, startTs, until } from '../helpers/fixture-process.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { startFixture, startTs } from '../../harness/fixture-process.js';
+import { eventually, sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { fenceCounterKey } from '../../src/keys.js';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
 
@@ -129,14 +130,14 @@ describe('FencedLock: tokens', () => {
         await fencedA.unlock();
       }),
     ];
-    await until(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 1);
+    await eventually(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 1, 10_000);
     waits.push(
       plain.lock().then(async () => {
         granted.push('plain');
         await plain.unlock();
       }),
     );
-    await until(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 2);
+    await eventually(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 2, 10_000);
     waits.push(
       fencedB.lockAndGetToken().then(async (token) => {
         granted.push('fenced-b');
@@ -144,7 +145,7 @@ describe('FencedLock: tokens', () => {
         await fencedB.unlock();
       }),
     );
-    await until(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 3);
+    await eventually(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 3, 10_000);
     await holder.unlock();
     await Promise.all(waits);
     assert.deepEqual(granted, ['fenced-a', 'plain', 'fenced-b']);

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl } from '../../harness/keys.js';
 import { LockLostError, LockNotHeldError, LockAcquireTimeoutError } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 before(async () => {

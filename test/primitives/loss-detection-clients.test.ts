@@ -5,7 +5,8 @@ import { Redis as Redis6 } from 'ioredis6';
 import { createClient } from 'redis';
 import { LockClient, type LatchkeyWarning } from '../../src/index.js';
 import type { RedisClientLike } from '../../src/redis/to-connection.js';
-import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { startServer, type TestServer } from '../../harness/server.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 
 /**
  * Loss detection by push with every client and protocol latchkey supports: a client speaking

@@ -5,7 +5,8 @@ import { createClient } from 'redis';
 import { contextOf } from '../../src/client.js';
 import { lockRenew } from '../../src/scripts/index.js';
 import { LockClient, LockLostError, type Lock } from '../../src/index.js';
-import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 
 /**
  * Server-pushed loss detection at the default watchdogTimeout (30 s: renewal would take 10 s to

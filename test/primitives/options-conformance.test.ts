@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockClient, RedisUnavailableError, ShutDownError, type Lock } from '../../src/index.js';
-import { eventually, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 interface TakeOptions {
   readonly waitTime?: number;

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { LockClient } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 let locks: LockClient;

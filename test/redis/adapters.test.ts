@@ -9,8 +9,10 @@ import { IoredisConnection } from '../../src/redis/ioredis-adapter.js';
 import { NodeRedisConnection } from '../../src/redis/node-redis-adapter.js';
 import { toConnection } from '../../src/redis/to-connection.js';
 import { lockStatus } from '../../src/scripts/index.js';
-import { startCluster, startSentinel, type TestCluster, type TestSentinel } from '../helpers/cluster.js';
-import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { startCluster, type TestCluster } from '../../harness/cluster.js';
+import { startSentinel, type TestSentinel } from '../../harness/sentinel.js';
+import { eventually, sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 const listener = (message: (text: string) => void) => ({ message, reconnected: () => undefined });
 

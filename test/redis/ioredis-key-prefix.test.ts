@@ -4,7 +4,8 @@ import { Cluster, Redis } from 'ioredis';
 import { Redis as Redis6 } from 'ioredis6';
 import { LockClient } from '../../src/index.js';
 import type { RedisClientLike } from '../../src/redis/to-connection.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { startServer, type TestServer } from '../../harness/server.js';
+import { sleep } from '../../harness/eventually.js';
 
 /**
  * An ioredis client made with `keyPrefix` prefixes a script's keys but not the channels its

@@ -4,7 +4,8 @@ import type { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { CommandRefusedError, LockClient, type LatchkeyWarning, type Lock } from '../../src/index.js';
 import type { RedisClientLike } from '../../src/redis/to-connection.js';
-import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { startServer, type TestServer } from '../../harness/server.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 
 /**
  * A managed service's restrictions, played by an ACL on the default user (what the clients log in

@@ -7,7 +7,7 @@ KEYS[2]  token counter of the lock's hash slot (see lib/fence)
 ARGV[1]  owner id ("<client id>:<owner id>")
 Returns  the token as a decimal string; nil when the owner does not hold the lock (any more) ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/fence.lua
 if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   return nil

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { resource } from '../../faults/scenarios/common.js';
-import { Fleet } from '../../faults/runner/fleet.js';
-import { History } from '../../faults/runner/history.js';
-import { Register } from '../../faults/runner/register.js';
-import { startRedisServer } from '../../src/cli/redis-server.js';
+import { resource } from '../scenarios/common.js';
+import { Fleet } from '../runner/fleet.js';
+import { History } from '../runner/history.js';
+import { Register } from '../runner/register.js';
+import { startRedisServer } from '../../harness/redis-process.js';
 
 /**
  * A worker process that dies in the middle of a scenario must fail that scenario (it cannot drain

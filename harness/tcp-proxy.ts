@@ -1,3 +1,8 @@
+/**
+ * A TCP proxy on loopback in front of one redis-server, for the network faults the tests and the
+ * fault runner inject: stalled directions, delays, replies lost after Redis ran the command, cut
+ * connections. No node:test import here.
+ */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 /** Which way bytes flow through the proxy: `up` client -> Redis, `down` Redis -> client. */

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, floorOnServers, HAND_OVER_RING } from '../bench/names.js';
-import type { BenchResults } from '../bench/report.js';
+import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, floorOnServers, HAND_OVER_RING } from '../names.js';
+import type { BenchResults } from '../report.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'latchkey-bench-'));
 after(() => rmSync(out, { recursive: true, force: true }));
 

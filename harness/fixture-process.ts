@@ -1,8 +1,12 @@
+/**
+ * Second OS processes running TypeScript (through tsx): the fixtures under test/fixtures/ that
+ * hold locks in another process, or any file. Each is killed when the test file ends, or when the
+ * runner ends the test file by signal.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { eventually } from './redis.js';
+import { atFileEnd } from './cleanup.js';
 
 /** A second OS process running a TypeScript fixture (through tsx), killed when the test file ends. */
 export interface FixtureProcess {
@@ -19,7 +23,7 @@ const running = new Set<ChildProcess>();
 const killAll = (): void => {
   for (const child of running) child.kill('SIGKILL');
 };
-after(killAll);
+atFileEnd(killAll);
 // A test file the runner times out is ended by signal, and `after` does not run then: take the
 // children along, then die of the same signal.
 for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
@@ -35,7 +39,7 @@ export function startFixture(
   args: readonly (string | number)[],
   env: NodeJS.ProcessEnv = {},
 ): FixtureProcess {
-  const file = fileURLToPath(new URL(`../fixtures/${name}.ts`, import.meta.url));
+  const file = fileURLToPath(new URL(`../test/fixtures/${name}.ts`, import.meta.url));
   return startTs(file, args, env);
 }
 
@@ -85,7 +89,3 @@ export function startTs(file: string, args: readonly (string | number)[], env: N
     });
   return { child, lines, waitFor, exited };
 }
-
-/** Polls `predicate` until it holds; rejects after `timeoutMs`. */
-export const until = (predicate: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> =>
-  eventually(predicate, timeoutMs);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareRuns } from '../bench/compare.js';
-import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, floorOnServers, HAND_OVER_RING } from '../bench/names.js';
-import { handOverTable, renderSummary, renderTable, roundTripShare, type BenchResults } from '../bench/report.js';
-import type { ContentionResult } from '../bench/scenarios/contention.js';
-import type { DetectionRun } from '../bench/scenarios/detection.js';
-import { checkTargets, type TargetCheck } from '../bench/targets.js';
+import { compareRuns } from '../compare.js';
+import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, floorOnServers, HAND_OVER_RING } from '../names.js';
+import { handOverTable, renderSummary, renderTable, roundTripShare, type BenchResults } from '../report.js';
+import type { ContentionResult } from '../scenarios/contention.js';
+import type { DetectionRun } from '../scenarios/detection.js';
+import { checkTargets, type TargetCheck } from '../targets.js';
 
 function contention(library: string, fields: Partial<ContentionResult>): ContentionResult {
   return {

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { analyze } from '../../faults/check/analyze.js';
-import type { HistoryRecord, Primitive, ResourceSpec } from '../../faults/protocol.js';
-import { History } from '../../faults/runner/history.js';
-import { Register } from '../../faults/runner/register.js';
-import { STRICT } from '../../faults/scenarios/types.js';
+import { analyze } from '../check/analyze.js';
+import type { HistoryRecord, Primitive, ResourceSpec } from '../protocol.js';
+import { History } from '../runner/history.js';
+import { Register } from '../runner/register.js';
+import { STRICT } from '../scenarios/types.js';
 
 /**
  * The fault suite's checker, judged on histories made by hand: it must flag what breaks a
