@@ -131,3 +131,19 @@ export class MemberReleaseError extends LatchkeyError {
     this.failures = failures;
   }
 }
+
+/**
+ * Redis refused a command latchkey needs for an option the client asked for (an ACL that denies
+ * it, a managed service that does not offer it): `WAIT` for `replicaAcks`. Never retried, since a
+ * refused command is refused again; whatever the call had been granted is given back.
+ */
+export class CommandRefusedError extends LatchkeyError {
+  /** The `code` of every error of this class. */
+  static readonly CODE = 'LATCHKEY_COMMAND_REFUSED';
+  /** The command Redis refused, as sent (`WAIT`, `CLIENT TRACKING`). */
+  readonly command: string;
+  constructor(command: string, message: string, options?: ErrorOptions) {
+    super(CommandRefusedError.CODE, message, options);
+    this.command = command;
+  }
+}

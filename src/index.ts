@@ -21,6 +21,7 @@ export type {
   PermitTryAcquireOptions,
 } from './primitives/permit-expirable-semaphore.js';
 export {
+  CommandRefusedError,
   LatchkeyError,
   LockAcquireTimeoutError,
   LockLostError,

@@ -14,7 +14,7 @@ const LOCK_LOGIC = [
   'engine/key-lock.ts',
   'engine/liveness.ts',
   'engine/lock-handle.ts',
-  'engine/loss-watch.ts',
+  'loss/push-detector.ts',
   'primitives/reentrant-lock.ts',
 ];
 const LEAVES = [

@@ -1,7 +1,7 @@
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';
-import { RedisUnavailableError } from '../errors.js';
+import { CommandRefusedError, RedisUnavailableError } from '../errors.js';
 import { MIN_CALL_MS, retryPause, withTimeout } from '../redis/script-runner.js';
 import { abortable, sleep } from './timers.js';
 import type { Waiter, Waiters } from './waiters.js';
@@ -254,6 +254,7 @@ class WaitState<T> {
         () => new RedisUnavailableError(`Redis did not answer WAIT for "${name}" in time`),
       );
     } catch (error) {
+      if (error instanceof CommandRefusedError) ctx.warn('REPLICA_ACKS_UNAVAILABLE', error.message);
       return this.failed(error) ?? false;
     }
     if (acked >= replicaAcks) return true;

@@ -110,7 +110,7 @@ export class KeyLock implements MemberCore {
         grant.since,
         grant.since + (request.leaseTime ?? this.ctx.options.maxLeaseTime ?? Infinity),
       ),
-      unwatch: this.ctx.lossWatch?.watch(liveness, { script: this.backend.checkScript, key, owner }),
+      unwatch: this.ctx.loss.watch(liveness, { script: this.backend.checkScript, key, owner }),
     };
     this.ctx.holds.set(holdKey, hold);
     const waited = now() - started;

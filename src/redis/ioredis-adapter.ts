@@ -9,7 +9,13 @@ import type {
 import { clusterSlot } from './cluster-slot.js';
 import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
 import { RedisUnavailableError } from '../errors.js';
-import { classifyClientError, evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
+import {
+  classifyRefusal,
+  evalWithFallback,
+  subscribeClassified,
+  WAIT_REFUSED,
+  type ScriptSender,
+} from './script-sender.js';
 import { ioredisTrackingLink, TRACKING_LINK_OPTIONS, type IoredisTrackingConnection } from './ioredis-tracking-link.js';
 import { followSubscriberMoves } from './ioredis-cluster-moves.js';
 import { Subscriptions } from './subscriptions.js';
@@ -73,6 +79,7 @@ export class IoredisConnection implements RedisConnection {
 
   constructor(private readonly client: IoredisLike) {
     refuseSplitBrain(client);
+    refuseKeyPrefix(client);
     this.#subscriptions = new Subscriptions(
       async (channel) => {
         const subscriber = await this.#subscriberConnection();
@@ -118,7 +125,7 @@ export class IoredisConnection implements RedisConnection {
     try {
       return Number(await this.#nodeOf(key).call('WAIT', replicas, timeout));
     } catch (error) {
-      throw classifyClientError(error, 'WAIT');
+      throw classifyRefusal(error, 'WAIT', WAIT_REFUSED);
     }
   }
 
@@ -235,4 +242,27 @@ function refuseSplitBrain(client: IoredisLike): void {
         'Use new Redis({ sentinels, name, failoverDetector: true }).',
     );
   }
+}
+
+/**
+ * ioredis' `keyPrefix` prefixes the keys of some commands (a script's keys) and not others
+ * (channels, commands sent by `call()` in capitals): a lock's key and the channel its waiters
+ * listen on would part ways, and key tracking would watch keys that do not exist. latchkey refuses
+ * it rather than half work; its own `keyPrefix` option puts every key and channel under a prefix.
+ * (A Cluster's `redisOptions.keyPrefix` is copied into its `options.keyPrefix` by ioredis.)
+ */
+function refuseKeyPrefix(client: IoredisLike): void {
+  const { options } = client as { options?: { keyPrefix?: string | Buffer } };
+  const prefix = options?.keyPrefix?.toString();
+  if (prefix === undefined || prefix === '') return;
+  const fix =
+    client.isCluster === true
+      ? 'a Cluster created without keyPrefix'
+      : "a client without it (redis.duplicate({ keyPrefix: '' }))";
+  throw new TypeError(
+    `Expected \`redis\` to be an ioredis client without \`keyPrefix\` (it has ${JSON.stringify(prefix)}): ` +
+      'ioredis prefixes the keys of scripts but not the channels waiters listen on, nor every command, so waits ' +
+      `would be slow and lost locks unnoticed. Give latchkey ${fix} and use LockClient's own keyPrefix option, ` +
+      `e.g. new LockClient(client, { keyPrefix: ${JSON.stringify(`${prefix}latchkey:`)} }).`,
+  );
 }

@@ -175,8 +175,8 @@ describe('server-pushed loss detection', () => {
       const reader = duplicates.find((made) => made.options.connectionName?.startsWith('latchkey-tracking-'));
       assert.ok(reader, 'the tracking reader was opened');
       reader.disconnect(true);
-      const { lossWatch } = contextOf(locks);
-      const renewal = lossWatch!.renew(lockRenew, ['latchkey:{closing-tracking}:lock'], [], Date.now() + 1_000);
+      const { loss } = contextOf(locks);
+      const renewal = loss.renew(lockRenew, ['latchkey:{closing-tracking}:lock'], [], Date.now() + 1_000);
       await assert.rejects(renewal, /Stream isn't writeable/);
       await sleep(100);
       assert.equal(lease.signal.aborted, false, String(lease.signal.reason));

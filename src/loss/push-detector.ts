@@ -1,16 +1,15 @@
+/**
+ * Server-pushed loss detection: Redis key tracking tells, within a round trip, when another
+ * connection deletes or takes over a held key, or the key expires. Built by `createLossDetector`.
+ */
 import { now } from '../clock.js';
-import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from '../redis/connection.js';
-import type { ScriptRunner } from '../redis/script-runner.js';
-import { KeyTracking } from '../redis/tracking.js';
-import type { Liveness } from './liveness.js';
-import { setLongTimeout, type LongTimer } from './timers.js';
-
-/** What a hold is checked with: a read-only batch script answering 1 per key still held by its owner. */
-export interface LossCheck {
-  readonly script: LuaScript;
-  readonly key: string;
-  readonly owner: string;
-}
+import type { Liveness } from '../engine/liveness.js';
+import type { RenewBatch } from '../engine/watchdog.js';
+import { setLongTimeout, type LongTimer } from '../engine/timers.js';
+import { CommandRefusedError } from '../errors.js';
+import type { LuaScript, ScriptReply } from '../redis/connection.js';
+import { KeyTracking, TrackingUnavailableError, type TrackingListener } from './key-tracking.js';
+import type { LossCheck, LossDetector, LossDetectorOptions } from './loss-detector.js';
 
 interface Watched {
   readonly liveness: Liveness;
@@ -32,18 +31,18 @@ const BATCH_SIZE = 1_000;
 const REOPEN_AFTER_MS = 5_000;
 
 /**
- * Server-pushed loss detection (Redis key tracking, see KeyTracking). Every hold is read once on
- * the tracking connection; from then on Redis tells, within a round trip, when another connection
- * deletes or takes over its key, or the key expires. The holds of such a key are checked at once
- * (the read tracks the key again): a hold whose owner is gone is lost. A change made by the
- * holder's own client (a re-entry, a release of one of several holds, another reader) is
- * checked and found still held: never a false loss. Renewals run on the tracking connection
- * itself, whose own writes Redis does not report (see `renew`), so they cost no check. Checks
- * are batched like renewals. The final release stops the watch before it is sent. When tracking
- * breaks, every hold is checked at once, renewal finds losses until it is back, and then every
- * hold is read (tracked) again.
+ * Every hold is read once on the tracking connection; from then on Redis tells when its key
+ * changes. The holds of such a key are checked at once (the read tracks the key again): a hold
+ * whose owner is gone is lost. A change made by the holder's own client (a re-entry, a release of
+ * one of several holds, another reader) is checked and found still held: never a false loss.
+ * Renewals run on the tracking connection itself, whose own writes Redis does not report (see
+ * `renew`), so they cost no check. Checks are batched like renewals. The final release stops the
+ * watch before it is sent. When tracking breaks, every hold is checked at once, renewal finds
+ * losses until it is back, and then every hold is read (tracked) again. Where tracking cannot be
+ * had (no connection for it, or Redis refuses its commands), the client is told once and renewal
+ * alone finds losses from then on.
  */
-export class LossWatch {
+export class PushDetector implements LossDetector {
   readonly #byKey = new Map<string, Set<Watched>>();
   /**
    * Holds waiting for their first read, in the order they were taken. A hold released sooner
@@ -56,7 +55,7 @@ export class LossWatch {
   #flushScheduled = false;
   #tracking: KeyTracking | undefined;
   #opening: Promise<void> | undefined;
-  /** The connection offers no tracking (a Cluster): nothing is watched, renewal finds losses. */
+  /** Tracking cannot be had here (see `#giveUp`): nothing is watched, renewal finds losses. */
   #unavailable = false;
   #openFailedAt = -Infinity;
   #reopen: LongTimer | undefined;
@@ -64,16 +63,15 @@ export class LossWatch {
   readonly #closing = new AbortController();
 
   constructor(
-    private readonly connection: RedisConnection,
-    /** The client's own runner, for checks and renewals while tracking is down. */
-    private readonly fallback: ScriptRunner,
-    private readonly commandTimeout: number,
+    private readonly options: LossDetectorOptions,
+    /** Renews and checks on the client's own connection while tracking is down. */
+    private readonly fallback: LossDetector,
   ) {}
 
   /** Watches a hold from TRACK_AFTER_MS on; returns what stops watching it. */
   watch(liveness: Liveness, check: LossCheck): () => void {
     this.#open();
-    if (this.#unavailable) return () => undefined;
+    if (this.#unavailable) return this.fallback.watch(liveness, check);
     // Only a list entry until its first read: a hold released sooner costs next to nothing.
     const watched: Watched = { liveness, check, since: now(), stopped: false };
     this.#pending.add(watched);
@@ -94,14 +92,9 @@ export class LossWatch {
    * round trip, tracks them again. A renewed key that vanished between the two is checked at once
    * (one that was taken over in that instant is found by the next renewal).
    */
-  async renew(
-    script: LuaScript,
-    keys: readonly string[],
-    args: readonly ScriptArg[],
-    deadline: number,
-  ): Promise<ScriptReply> {
+  readonly renew: RenewBatch = async (script, keys, args, deadline) => {
     const tracking = this.#tracking?.ready ? this.#tracking : undefined;
-    if (!tracking) return this.fallback(script, keys.slice(0, 1), args, deadline);
+    if (!tracking) return this.fallback.renew(script, keys, args, deadline);
     // Both sent at once; both answered, or failed, before this goes on (neither left unhandled).
     const [reply, existing] = await Promise.all([
       tracking.run(script, keys.slice(0, 1), args, deadline),
@@ -110,7 +103,7 @@ export class LossWatch {
     const renewed = Array.isArray(reply) && reply.every((held) => held === 1);
     if (!renewed || existing !== keys.length) this.#invalidated(keys);
     return reply;
-  }
+  };
 
   /** Closes the tracking connections (client shutdown). */
   close(): void {
@@ -133,33 +126,50 @@ export class LossWatch {
       }, wait);
       return;
     }
-    const listener = {
-      invalidated: (keys: readonly string[] | null) => this.#invalidated(keys),
-      // The tracking connection is down: look at once (on the client's connection), then renewal.
-      broken: () => this.#invalidated(null),
-      // Back: read (and so track) every hold again; changes meanwhile went untold.
-      restored: () => this.#invalidated(null),
-      // Closed for good (a client that does not reconnect): open a new one in a while.
-      ended: () => {
-        this.#tracking = undefined;
-        this.#openFailedAt = now();
-        this.#open();
-      },
-    };
-    this.#opening = KeyTracking.open(this.connection, listener, this.commandTimeout, this.#closing.signal).then(
+    const { connection, commandTimeout } = this.options;
+    this.#opening = KeyTracking.open(connection, this.#listener, commandTimeout, this.#closing.signal).then(
       (tracking) => {
         this.#opening = undefined;
         // Opened after close(): the closing signal has closed it already.
         if (!this.#closing.signal.aborted) this.#tracking = tracking;
-        this.#unavailable = tracking === undefined;
       },
-      () => {
+      (error: unknown) => {
         this.#opening = undefined;
+        if (error instanceof CommandRefusedError) return this.#giveUp(refusedMessage(error));
+        if (error instanceof TrackingUnavailableError) return this.#giveUp(unavailableMessage(error));
         this.#openFailedAt = now();
         // Tried again after the pause: a holder that takes nothing new would never ask.
         this.#open();
       },
     );
+  }
+
+  readonly #listener: TrackingListener = {
+    invalidated: (keys) => this.#invalidated(keys),
+    // The tracking connection is down: look at once (on the client's connection), then renewal.
+    broken: () => this.#invalidated(null),
+    // Back: read (and so track) every hold again; changes meanwhile went untold.
+    restored: () => this.#invalidated(null),
+    ended: (error) => {
+      this.#tracking = undefined;
+      if (error instanceof CommandRefusedError) return this.#giveUp(refusedMessage(error));
+      // Closed for good (a client that does not reconnect): open a new one in a while.
+      this.#openFailedAt = now();
+      this.#open();
+    },
+  };
+
+  /**
+   * Tracking cannot be had: said once, and renewal alone finds losses from now on (a refused
+   * command is refused again: asking anew would only open connections that cannot be used).
+   */
+  #giveUp(message: string): void {
+    this.#unavailable = true;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    this.#pending.clear();
+    this.#byKey.clear();
+    if (!this.#closing.signal.aborted) this.options.warn('TRACKING_UNAVAILABLE', message);
   }
 
   #invalidated(keys: readonly string[] | null): void {
@@ -169,10 +179,6 @@ export class LossWatch {
 
   #firstReads(): void {
     this.#timer = undefined;
-    if (this.#unavailable) {
-      this.#pending.clear();
-      return;
-    }
     const time = now();
     for (const watched of this.#pending) {
       if (watched.since + TRACK_AFTER_MS > time) break;
@@ -221,7 +227,7 @@ export class LossWatch {
       // is told, one before it is seen by it.
       [, reply] = await Promise.all([
         tracking?.track(keys),
-        tracking ? tracking.run(script, keys, owners) : this.fallback(script, keys, owners),
+        tracking ? tracking.run(script, keys, owners) : this.options.run(script, keys, owners),
       ]);
     } catch {
       // Unknown: renewal goes on, and a tracking connection that broke checks everything when back.
@@ -233,4 +239,19 @@ export class LossWatch {
       watched.liveness.lose('Redis told that its key was deleted, expired or taken by another owner');
     });
   }
+}
+
+const RENEWAL_ONLY =
+  'a lost lock is found by its next renewal, within a third of watchdogTimeout, instead of at once. ' +
+  "Set lossDetection: 'renewal' to choose that and silence this warning.";
+
+function unavailableMessage(error: TrackingUnavailableError): string {
+  return `Loss detection by push is off: Redis key tracking cannot be had here, since ${error.message}; so ${RENEWAL_ONLY}`;
+}
+
+function refusedMessage(error: CommandRefusedError): string {
+  return (
+    `Loss detection by push is off: ${error.message}. Key tracking needs CLIENT ID, CLIENT TRACKING, ` +
+    `CLIENT CACHING and SUBSCRIBE __redis__:invalidate for latchkey's Redis user; allow them, or know that ${RENEWAL_ONLY}`
+  );
 }
