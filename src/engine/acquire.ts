@@ -263,7 +263,7 @@ class WaitState<T> {
       acked = await withTimeout(
         ctx.connection.waitForReplicas!(grantKey!, replicaAcks, replicaAckTimeout),
         Math.max(commandTimeout, replicaAckTimeout + MIN_CALL_MS),
-        () => new RedisUnavailableError(`Redis did not answer WAIT for "${name}" in time`),
+        () => new RedisUnavailableError(`Redis did not answer WAIT for "${name}" in time`, { outcomeUnknown: true }),
       );
     } catch (error) {
       if (error instanceof CommandRefusedError) ctx.warn('REPLICA_ACKS_UNAVAILABLE', error.message);

@@ -313,5 +313,6 @@ export function watchdogLease(ctx: ClientContext): number {
 function unknownRelease(name: string, ms: number): RedisUnavailableError {
   return new RedisUnavailableError(
     `Redis did not confirm the release of "${name}" within ${ms} ms; it is still being retried`,
+    { outcomeUnknown: true },
   );
 }

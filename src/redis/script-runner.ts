@@ -18,7 +18,9 @@ export type ScriptRunner = (
 export const MIN_CALL_MS = 50;
 
 const noReply = (script: LuaScript, ms: number): RedisUnavailableError =>
-  new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`);
+  new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`, {
+    outcomeUnknown: true,
+  });
 
 /** Calls cut by their caller's own deadline before commandTimeout: a wait's time ran out, not Redis. */
 const cutCalls = new WeakSet<Error>();
