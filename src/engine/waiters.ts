@@ -2,6 +2,7 @@ import { now } from '../clock.js';
 import { RedisUnavailableError } from '../errors.js';
 import type { ChannelListener, RedisConnection } from '../redis/connection.js';
 import { withTimeout } from '../redis/script-runner.js';
+import { DeadlineQueue, type Due } from './deadline-queue.js';
 import { abortable, setLongTimeout, type LongTimer } from './timers.js';
 
 /** How long a channel stays subscribed after its last waiter left. */
@@ -16,13 +17,29 @@ const LINGER_MS = 250;
  */
 export class Waiters {
   readonly #channels = new Map<string, Channel>();
+  /**
+   * Every parked waiter, by when its park times out: one queue and one timer for all of them, and
+   * one listener on `closing`, rather than a timer and a listener per park.
+   */
+  readonly #parks = new DeadlineQueue<Park>((time) => {
+    for (let due = this.#parks.takeDue(time); due; due = this.#parks.takeDue(time)) due.waiter.unpark();
+  });
 
   constructor(
     private readonly connection: RedisConnection,
     private readonly commandTimeout: number,
     /** Aborts (with the ShutDownError) when the client shuts down; close() follows. */
     private readonly closing: AbortSignal,
-  ) {}
+  ) {
+    closing.addEventListener(
+      'abort',
+      () => {
+        this.#parks.stop();
+        for (const park of [...this.#parks.items]) park.waiter.unpark(closing.reason);
+      },
+      { once: true },
+    );
+  }
 
   /**
    * Subscribes (once per channel) and enters a waiter that can park until woken. A subscription
@@ -42,12 +59,18 @@ export class Waiters {
       const created = new Channel(forget);
       this.#channels.set(channel, created);
       created.ready = this.#subscribe(channel, created, deadline);
+      created.ready.then(
+        () => (created.subscribed = true),
+        () => undefined,
+      );
       // A failed subscription fails every waiter of the channel; the next join subscribes anew.
       created.ready.catch(forget);
       entry = created;
     }
-    const waiter = new Waiter(entry, this.closing, id);
+    const waiter = new Waiter(entry, this.closing, this.#parks, id);
     entry.waiters.push(waiter);
+    // Subscribed already (a channel that lingered): nothing to wait for.
+    if (entry.subscribed) return waiter;
     try {
       await abortable(entry.ready, signal, this.closing);
     } catch (error) {
@@ -100,6 +123,8 @@ export class Waiters {
 
 class Channel implements ChannelListener {
   readonly waiters: Waiter[] = [];
+  /** Its subscription is confirmed (`ready` resolved). */
+  subscribed = false;
   /** Wake-ups that arrived while fewer waiters were parked; the next ones to park retry at once. */
   pendingWakes = 0;
   ready: Promise<void> = Promise.resolve();
@@ -163,10 +188,11 @@ class Channel implements ChannelListener {
   }
 }
 
-/** A parked waiter: what wakes it, and its timer. */
-interface Park {
+/** A parked waiter, in the registry's queue until it is woken or its park times out. */
+interface Park extends Due {
+  readonly waiter: Waiter;
   readonly resolve: () => void;
-  readonly timer: LongTimer;
+  readonly reject: (reason: unknown) => void;
 }
 
 /** One task waiting on a channel. */
@@ -182,8 +208,9 @@ export class Waiter {
 
   constructor(
     private readonly channel: Channel,
-    /** The client's: its shutdown ends a park, as the caller's signal does. */
+    /** The client's: its shutdown ends a park (the registry unparks every waiter then). */
     private readonly closing: AbortSignal,
+    private readonly parks: DeadlineQueue<Park>,
     readonly id?: string,
   ) {}
 
@@ -198,14 +225,14 @@ export class Waiter {
       return false;
     }
     if (counted) this.#unusedWake = true;
-    this.#unpark();
+    this.unpark();
     return true;
   }
 
   /** A message addressed to this waiter: kept for `takeMessage()`, and it wakes the waiter. */
   deliver(payload: string): void {
     this.#message = payload;
-    if (this.#park) this.#unpark();
+    if (this.#park) this.unpark();
     else this.#early = true;
   }
 
@@ -219,8 +246,8 @@ export class Waiter {
 
   /** Waits until woken or `ms` pass; rejects with the reason of `signal` or `closing` once one aborts. */
   park(ms: number, signal?: AbortSignal): Promise<void> {
-    this.closing.throwIfAborted();
-    signal?.throwIfAborted();
+    if (this.closing.aborted) return Promise.reject(this.closing.reason as Error);
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     if (this.#early || this.channel.pendingWakes > 0) {
       if (!this.#early) {
         this.channel.pendingWakes--;
@@ -229,20 +256,24 @@ export class Waiter {
       this.#early = false;
       return Promise.resolve();
     }
-    const parked = new Promise<void>((resolve) => {
-      this.#park = { resolve, timer: setLongTimeout(() => this.#unpark(), ms, true) };
+    const parked = new Promise<void>((resolve, reject) => {
+      this.#park = { waiter: this, resolve, reject, at: now() + ms, slot: -1 };
+      this.parks.add(this.#park);
     });
-    const ended = abortable(parked, signal, this.closing);
-    ended.catch(() => this.#unpark()); // aborted: no longer parked
+    if (!signal) return parked;
+    const ended = abortable(parked, signal);
+    ended.catch(() => this.unpark()); // aborted: no longer parked
     return ended;
   }
 
-  #unpark(): void {
+  /** Ends the park: woken, timed out, or (with `reason`) the client shut down. */
+  unpark(reason?: unknown): void {
     const park = this.#park;
     if (!park) return;
     this.#park = undefined;
-    park.timer.cancel();
-    park.resolve();
+    this.parks.remove(park);
+    if (reason === undefined) park.resolve();
+    else park.reject(reason);
   }
 
   /** Leaves the channel; a wake-up it did not use goes to the next waiter. */
