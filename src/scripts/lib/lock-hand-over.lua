@@ -23,9 +23,10 @@ local function handOver()
       string.match(redis.call('hget', waiters, head) or '', '^(%d+)|(%d+)|([^|]*)|([^|]*)|')
     redis.call('hdel', waiters, head)
     if lapses and tonumber(lapses) > now then
-      redis.call('hset', KEYS[1], head, '1')
       if redis.call('llen', queue) > 0 then
-        redis.call('hset', KEYS[1], 'queued', '1')
+        redis.call('hset', KEYS[1], head, '1', 'queued', '1')
+      else
+        redis.call('hset', KEYS[1], head, '1')
       end
       redis.call('pexpire', KEYS[1], reserve)
       local client = string.match(head, '^([^:]*):') or head

@@ -27,7 +27,7 @@ Returns  nil when acquired (a FencedLock: its token, a decimal string); otherwis
 --!include lib/settled-slot.lua
 --!include lib/fence.lua
 local owner = ARGV[1]
-local queue, waiters = KEYS[1] .. ':queue', KEYS[1] .. ':waiters'
+local waiters = KEYS[1] .. ':waiters'
 -- Fast path: no lock and no waiter at all. The check also stops the call while the slot migrates.
 if existsInSettledSlot(waiters) == 0 then
   redis.call('hset', KEYS[1], owner, '1')
@@ -38,6 +38,7 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return issueToken()
 end
+local queue = KEYS[1] .. ':queue'
 local function clock()
   local time = redis.call('time')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -63,9 +64,10 @@ if not held then
       redis.call('lpop', queue)
     end
     redis.call('hdel', waiters, owner)
-    redis.call('hset', KEYS[1], owner, '1')
     if redis.call('llen', queue) > 0 then
-      redis.call('hset', KEYS[1], 'queued', '1')
+      redis.call('hset', KEYS[1], owner, '1', 'queued', '1')
+    else
+      redis.call('hset', KEYS[1], owner, '1')
     end
     redis.call('pexpire', KEYS[1], ARGV[2])
     return issueToken()
