@@ -19,15 +19,13 @@ export interface RedisProcess {
 }
 
 const INSTALL_HINT =
-  'redis-server was not found. Install it (Debian/Ubuntu: `sudo apt-get install redis-server`, macOS: `brew install redis`) ' +
-  'or point REDIS_SERVER_BIN at the binary.';
+  'redis-server (or valkey-server) was not found. Install it (Debian/Ubuntu: `sudo apt-get install redis-server`, ' +
+  'macOS: `brew install redis`) or point REDIS_SERVER_BIN at the binary (`REDIS_SERVER_BIN=valkey-server` runs Valkey).';
 
-/** The redis-server binary: REDIS_SERVER_BIN, else the first `redis-server` on PATH. */
-export function findRedisServer(): string {
-  const explicit = process.env.REDIS_SERVER_BIN;
-  if (explicit) return explicit;
+/** The first executable named `name` on PATH. */
+function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const candidate = join(dir, 'redis-server');
+    const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
@@ -35,6 +33,18 @@ export function findRedisServer(): string {
       // not in this directory
     }
   }
+  return undefined;
+}
+
+/**
+ * The server binary: REDIS_SERVER_BIN (a path, or a name looked up on PATH: `valkey-server`), else
+ * `redis-server` on PATH, else `valkey-server` on PATH.
+ */
+export function findRedisServer(): string {
+  const explicit = process.env.REDIS_SERVER_BIN;
+  if (explicit) return explicit.includes('/') ? explicit : (onPath(explicit) ?? explicit);
+  const found = onPath('redis-server') ?? onPath('valkey-server');
+  if (found) return found;
   throw new Error(INSTALL_HINT);
 }
 
