@@ -25,7 +25,8 @@ const conformance = [
   'test/redis/client-versions.test.ts',
   'test/redis/glide.test.ts',
 ];
-const files = given.length > 0 ? given : quick ? conformance : [...conformance, ...testsOf('test/primitives', '.test.ts')];
+const files =
+  given.length > 0 ? given : quick ? conformance : [...conformance, ...testsOf('test/primitives', '.test.ts')];
 const bun = join('node_modules', '.bin', 'bun');
 
 /** Runs one file; resolves with its pass and fail counts (a crash counts as one failure). */
