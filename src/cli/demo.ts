@@ -23,7 +23,7 @@ const alive = (child: ChildProcess): boolean => !ended.has(child);
 /** SIGTERM, then SIGKILL for whoever is still there after `graceMs`. */
 async function stopWorkers(children: readonly ChildProcess[], graceMs = 2_000): Promise<void> {
   const running = children.filter(alive);
-  const exited = running.map((child) => (alive(child) ? once(child, 'exit') : undefined));
+  const exited = running.map((child) => once(child, 'exit'));
   for (const child of running) signalChild(child, 'SIGTERM');
   const timer = setTimeout(() => running.filter(alive).forEach((child) => signalChild(child, 'SIGKILL')), graceMs);
   await Promise.all(exited);
