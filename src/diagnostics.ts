@@ -56,7 +56,9 @@ if (debug.enabled) {
  * - `REPLICA_ACKS_UNAVAILABLE`: the server refuses `WAIT`, which `replicaAcks` needs.
  */
 export interface LatchkeyWarning {
+  /** Stable machine-readable code, e.g. `EVICTION_POLICY`. */
   readonly code: string;
+  /** What is weakened, why, and the fix. */
   readonly message: string;
 }
 
