@@ -79,6 +79,11 @@ export function clientCase(
   };
 }
 
+/** The cases with loss detection by push marked pending (clients whose RESP3 pushes no tracking link hears yet). */
+export function pushLossPending(cases: AdapterCase[]): AdapterCase[] {
+  return cases.map((testCase) => ({ ...testCase, pushLoss: 'pending' }));
+}
+
 /**
  * Closes a client of any library: node-redis 5+ `close()`, node-redis 4 `disconnect()` (a promise),
  * ioredis `disconnect()`, GLIDE and Bun `close()`.
