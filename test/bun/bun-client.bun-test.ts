@@ -3,6 +3,8 @@
  * exists only there), against ioredis 5 for mutual exclusion.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { RedisClient } from 'bun';
 import * as ioredis from 'ioredis';
@@ -47,7 +49,22 @@ describe('Bun RedisClient: a lost subscriber connection', () => {
     await connection.close();
   });
 
-  it('a LockClient on Bun.redis-style use: hand-over between two Bun clients', async () => {
+  it('Bun.redis is taken as it is, its URL from REDIS_URL as Bun read it at start', async () => {
+    // A process of its own: Bun.redis reads REDIS_URL once, when the process starts.
+    const child = spawn(process.execPath, ['test/fixtures/bun-default-client.ts'], {
+      env: { ...process.env, REDIS_URL: deployments.server!.url },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, output);
+    const { acquired, wokenAfterMs } = JSON.parse(output) as { acquired: boolean; wokenAfterMs: number };
+    assert.equal(acquired, true);
+    assert.ok(wokenAfterMs < 1_000, `woken by the release through the subscriber, not a timeout: ${wokenAfterMs} ms`);
+  });
+
+  it('hand-over between two Bun clients is woken by the release', async () => {
     const url = deployments.server!.url;
     const [a, b] = [new RedisClient(url), new RedisClient(url)];
     const first = new LockClient(bunRedisConnection(a, url));
