@@ -1,8 +1,8 @@
+/** A private Redis Cluster for scenario 4's Cluster row, formed by the harness, with the bench's own connections. */
 import { Cluster, Redis } from 'ioredis';
-import { startRedisServer, type RedisProcess } from '../src/cli/redis-server.js';
-import { clusterNodeArgs, formCluster } from '../test/helpers/form-cluster.js';
+import { startFormedCluster } from '../harness/form-cluster.js';
+import type { RedisProcess } from '../harness/redis-process.js';
 
-/** A private Redis Cluster of `primaries` nodes for scenario 4's Cluster row. */
 export interface BenchCluster {
   readonly nodes: readonly RedisProcess[];
   /** One plain connection to each primary, for its counters. */
@@ -12,13 +12,7 @@ export interface BenchCluster {
 }
 
 export async function startBenchCluster(primaries: number): Promise<BenchCluster> {
-  const nodes = await Promise.all(Array.from({ length: primaries }, () => startRedisServer(clusterNodeArgs())));
-  try {
-    await formCluster(nodes);
-  } catch (error) {
-    await Promise.all(nodes.map((node) => node.stop(true)));
-    throw error;
-  }
+  const nodes = await startFormedCluster(primaries);
   const admins = nodes.map((node) => new Redis({ port: node.port, host: node.host }));
   const client = new Cluster(nodes.map(({ host, port }) => ({ host, port })));
   for (const connection of [...admins, client]) connection.on('error', () => undefined);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { startRedisServer, type RedisProcess } from '../src/cli/redis-server.js';
+import { startRedisServer, type RedisProcess } from '../harness/redis-process.js';
 import { chart } from './chart.js';
 import { compareRuns } from './compare.js';
 import { handOverRing, libraries } from './libraries.js';

@@ -3,11 +3,11 @@ import { createSerializer, type ClientContext } from './context.js';
 import { listening, type LatchkeyWarning } from './diagnostics.js';
 import { Livenesses } from './engine/liveness.js';
 import { ServerChecks } from './engine/server-checks.js';
-import { LossWatch } from './engine/loss-watch.js';
 import { Waiters } from './engine/waiters.js';
 import { Watchdog } from './engine/watchdog.js';
 import { ShutDownError, type LockLostError } from './errors.js';
 import type { Lock } from './lock.js';
+import { createLossDetector } from './loss/loss-detector.js';
 import { DEFAULTS, type LockClientOptions, type ResolvedOptions } from './options.js';
 import { inScope, newOwnerId, randomId, runInScope } from './owner.js';
 import { createCountDownLatch, type CountDownLatch } from './primitives/count-down-latch.js';
@@ -30,8 +30,9 @@ import {
   checkDuration,
   checkFunction,
   checkInteger,
+  checkLease,
   checkName,
-  checkOptionalDuration,
+  checkOptionalLease,
   checkOptions,
 } from './validate.js';
 
@@ -68,8 +69,8 @@ function resolveOptions(options: unknown): ResolvedOptions {
   const given = checkOptions<LockClientOptions>(options, OPTIONS);
   return Object.freeze({
     keyPrefix: given.keyPrefix === undefined ? DEFAULTS.keyPrefix : checkName(given.keyPrefix, 'keyPrefix'),
-    watchdogTimeout: checkDuration(orDefault(given.watchdogTimeout, 'watchdogTimeout'), 'watchdogTimeout', true),
-    maxLeaseTime: checkOptionalDuration(given.maxLeaseTime, 'maxLeaseTime', true),
+    watchdogTimeout: checkLease(orDefault(given.watchdogTimeout, 'watchdogTimeout'), 'watchdogTimeout'),
+    maxLeaseTime: checkOptionalLease(given.maxLeaseTime, 'maxLeaseTime'),
     fairWaiterTimeout: checkDuration(
       orDefault(given.fairWaiterTimeout, 'fairWaiterTimeout'),
       'fairWaiterTimeout',
@@ -127,10 +128,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     const { commandTimeout, watchdogTimeout } = this.options;
     const run = createScriptRunner(connection, commandTimeout);
     const warn = this.#warnOnce();
-    const lossWatch =
-      this.options.lossDetection === 'push' && connection.openTrackingLink
-        ? new LossWatch(connection, run, commandTimeout)
-        : undefined;
+    const loss = createLossDetector({ mode: this.options.lossDetection, connection, run, commandTimeout, warn });
     this.#ctx = {
       clientId: this.id,
       options: this.options,
@@ -139,15 +137,13 @@ export class LockClient extends EventEmitter<LockClientEvents> {
       waiters: new Waiters(connection, commandTimeout, this.#closing.signal),
       watchdog: new Watchdog({
         watchdogTimeout,
-        // With loss detection by tracking, renewals go on the tracking connection (see LossWatch.renew).
-        renew: lossWatch
-          ? (script, keys, args, deadline) => lossWatch.renew(script, keys, args, deadline)
-          : (script, keys, args, deadline) => run(script, keys.slice(0, 1), args, deadline),
+        // With loss detection by push, renewals go on the tracking connection (see PushDetector.renew).
+        renew: loss.renew,
         batchGroup: (key) => connection.batchGroup(key),
         onRenewalError: (error, names) => this.emit('renewalError', error, names),
       }),
       livenesses: new Livenesses((hold, error) => this.emit('lockLost', hold.name, error)),
-      lossWatch,
+      loss,
       holds: new Map(),
       serially: createSerializer(),
       assertOpen: () => {
@@ -267,7 +263,7 @@ export class LockClient extends EventEmitter<LockClientEvents> {
     this.#shutdown ??= (async () => {
       const { watchdog, livenesses, waiters, connection } = this.#ctx;
       watchdog.stop();
-      this.#ctx.lossWatch?.close();
+      this.#ctx.loss.close();
       livenesses.abandonAll('the LockClient was shut down, so nothing renews it any more');
       // Every wait ends: parked, subscribing or sleeping.
       this.#closing.abort(new ShutDownError('This LockClient was shut down while waiting'));

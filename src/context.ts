@@ -1,9 +1,9 @@
 import type { Hold } from './engine/lock-core.js';
 import type { Livenesses } from './engine/liveness.js';
 import type { ServerChecks, Warn } from './engine/server-checks.js';
-import type { LossWatch } from './engine/loss-watch.js';
 import type { Waiters } from './engine/waiters.js';
 import type { Watchdog } from './engine/watchdog.js';
+import type { LossDetector } from './loss/loss-detector.js';
 import type { ResolvedOptions } from './options.js';
 import type { RedisConnection } from './redis/connection.js';
 import type { ScriptRunner } from './redis/script-runner.js';
@@ -23,8 +23,8 @@ export interface ClientContext {
   readonly waiters: Waiters;
   readonly watchdog: Watchdog;
   readonly livenesses: Livenesses;
-  /** Server-pushed loss detection, where the connection offers key tracking. */
-  readonly lossWatch: LossWatch | undefined;
+  /** Finds lost holds between renewals (by push where it can), and sends the renewals. */
+  readonly loss: LossDetector;
   /** Every hold of this client, by key and owner. */
   readonly holds: Map<string, Hold>;
   /** Runs `call` after every earlier call with the same `key` has settled. */

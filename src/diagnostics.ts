@@ -51,9 +51,11 @@ if (debug.enabled) {
 /**
  * What a `warning` says: a stable `code` and a message naming the cause and the fix.
  * - `EVICTION_POLICY`: the server may evict keys that have a TTL, locks included.
- * - `TRACKING_UNAVAILABLE`: loss detection by push is off (the server refuses key tracking, or the
- *   client cannot deliver its messages); losses are found by renewal.
- * - `REPLICA_ACKS_UNAVAILABLE`: the server refuses `WAIT`, which `replicaAcks` needs.
+ * - `TRACKING_UNAVAILABLE`: loss detection by push is off (the server refuses a command key tracking
+ *   needs, or the client or deployment offers no connection for it: a Cluster, node-redis Sentinel);
+ *   losses are found by renewal. Told at the first hold; `lossDetection: 'renewal'` silences it.
+ * - `REPLICA_ACKS_UNAVAILABLE`: the server refuses `WAIT`, which `replicaAcks` needs: every
+ *   acquisition then rejects with `CommandRefusedError`.
  */
 export interface LatchkeyWarning {
   /** Stable machine-readable code, e.g. `EVICTION_POLICY`. */

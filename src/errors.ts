@@ -14,35 +14,45 @@ export class LatchkeyError extends Error {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
-    Object.defineProperty(this, BRAND, { value: code });
+    // The codes of the class and of every latchkey class above it: what `instanceof` checks.
+    const codes: string[] = [];
+    for (let type = new.target as unknown; type !== LatchkeyError; type = Object.getPrototypeOf(type)) {
+      const own = (type as { CODE?: string }).CODE;
+      if (own !== undefined && !codes.includes(own)) codes.push(own);
+    }
+    Object.defineProperty(this, BRAND, { value: Object.freeze(codes) });
   }
 
-  /** `instanceof` by the error's code, so that it works across the ESM and CommonJS copies of latchkey. */
+  /** `instanceof` by the error's codes, so that it works across the ESM and CommonJS copies of latchkey. */
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (typeof value !== 'object' || value === null || !(BRAND in value)) return false;
-    // The base class matches every branded error; a subclass matches its own code.
+    // The base class matches every branded error; a subclass matches its own code and its subclasses'.
     if (this === LatchkeyError) return true;
-    const code = (value as Record<symbol, unknown>)[BRAND];
-    return code === (this as unknown as { CODE?: string }).CODE;
+    const codes = (value as Record<symbol, unknown>)[BRAND];
+    return Array.isArray(codes) && codes.includes((this as unknown as { CODE?: string }).CODE);
   }
 }
 
-/** Unlock (or another owner-only operation) by an owner that does not hold the lock or permit. */
+/**
+ * Unlock (or another owner-only operation) by an owner that does not hold the lock or permit:
+ * Redisson's IllegalMonitorStateException.
+ */
 export class LockNotHeldError extends LatchkeyError {
-  /** The `code` of every error of this class. */
-  static readonly CODE = 'LATCHKEY_LOCK_NOT_HELD';
+  /** The `code` of every error of this class (a LockLostError has its own). */
+  static readonly CODE: string = 'LATCHKEY_LOCK_NOT_HELD';
   constructor(message: string, options?: ErrorOptions) {
-    super(LockNotHeldError.CODE, message, options);
+    super(new.target.CODE, message, options);
   }
 }
 
-/** A held lock was lost: renewal found it gone, or renewal kept failing past its lease. */
-export class LockLostError extends LatchkeyError {
+/**
+ * A held lock was lost: renewal found it gone, or renewal kept failing past its lease. It is a
+ * LockNotHeldError too: `unlock()` of a lost lock rejects with it, and code that catches
+ * LockNotHeldError (as Redisson code catches IllegalMonitorStateException) still catches it.
+ */
+export class LockLostError extends LockNotHeldError {
   /** The `code` of every error of this class. */
-  static readonly CODE = 'LATCHKEY_LOCK_LOST';
-  constructor(message: string, options?: ErrorOptions) {
-    super(LockLostError.CODE, message, options);
-  }
+  static override readonly CODE: string = 'LATCHKEY_LOCK_LOST';
 }
 
 /** `waitTime` elapsed before the lock could be acquired (from `withLock` and `acquire`). */
@@ -64,18 +74,6 @@ export interface MemberFailure {
   readonly error?: unknown;
 }
 
-/** A RedLock could not reach a majority of its members. */
-export class QuorumError extends LatchkeyError {
-  /** The `code` of every error of this class. */
-  static readonly CODE = 'LATCHKEY_QUORUM';
-  /** Why each member that was not taken failed. */
-  readonly failures: readonly MemberFailure[];
-  constructor(message: string, failures: readonly MemberFailure[], options?: ErrorOptions) {
-    super(QuorumError.CODE, message, options);
-    this.failures = failures;
-  }
-}
-
 /** The `LockClient` was shut down: it takes no new calls, and its pending waits end with this. */
 export class ShutDownError extends LatchkeyError {
   /** The `code` of every error of this class. */
@@ -87,10 +85,26 @@ export class ShutDownError extends LatchkeyError {
 
 /** Redis could not be reached, or did not answer in time. The original error is the `cause`. */
 export class RedisUnavailableError extends LatchkeyError {
-  /** The `code` of every error of this class. */
-  static readonly CODE = 'LATCHKEY_REDIS_UNAVAILABLE';
+  /** The `code` of every error of this class (a QuorumError has its own). */
+  static readonly CODE: string = 'LATCHKEY_REDIS_UNAVAILABLE';
   constructor(message: string, options?: ErrorOptions) {
-    super(RedisUnavailableError.CODE, message, options);
+    super(new.target.CODE, message, options);
+  }
+}
+
+/**
+ * A MultiLock could not reach all of its members, or a RedLock a majority: too many members' servers
+ * failed (not busy: a busy member is waited for). It is a RedisUnavailableError too: a failure to
+ * reach Redis is never reported as "held by someone else".
+ */
+export class QuorumError extends RedisUnavailableError {
+  /** The `code` of every error of this class. */
+  static override readonly CODE: string = 'LATCHKEY_QUORUM';
+  /** Why each member that was not taken failed. */
+  readonly failures: readonly MemberFailure[];
+  constructor(message: string, failures: readonly MemberFailure[], options?: ErrorOptions) {
+    super(message, options);
+    this.failures = failures;
   }
 }
 
@@ -115,5 +129,21 @@ export class MemberReleaseError extends LatchkeyError {
   constructor(message: string, failures: readonly MemberReleaseFailure[]) {
     super(MemberReleaseError.CODE, message);
     this.failures = failures;
+  }
+}
+
+/**
+ * Redis refused a command latchkey needs for an option the client asked for (an ACL that denies
+ * it, a managed service that does not offer it): `WAIT` for `replicaAcks`. Never retried, since a
+ * refused command is refused again; whatever the call had been granted is given back.
+ */
+export class CommandRefusedError extends LatchkeyError {
+  /** The `code` of every error of this class. */
+  static readonly CODE = 'LATCHKEY_COMMAND_REFUSED';
+  /** The command Redis refused, as sent (`WAIT`, `CLIENT TRACKING`). */
+  readonly command: string;
+  constructor(command: string, message: string, options?: ErrorOptions) {
+    super(CommandRefusedError.CODE, message, options);
+    this.command = command;
   }
 }

@@ -21,6 +21,7 @@ export type {
   PermitTryAcquireOptions,
 } from './primitives/permit-expirable-semaphore.js';
 export {
+  CommandRefusedError,
   LatchkeyError,
   LockAcquireTimeoutError,
   LockLostError,
@@ -43,4 +44,4 @@ export type {
 export type { RedisClientLike } from './redis/to-connection.js';
 export { bunRedisConnection } from './redis/bun-adapter.js';
 export { channels as diagnosticsChannels, type LatchkeyWarning, type LockKind } from './diagnostics.js';
-export { MAX_DURATION_MS } from './validate.js';
+export { MAX_DURATION_MS, MIN_LEASE_MS } from './validate.js';

@@ -13,12 +13,17 @@ export function tagOf(prefix: string, name: string): string {
   return `${prefix}{${name}}`;
 }
 
+/** The re-entrant lock's hash (see lockKeys): the one key its scripts are sent. */
+export function lockHashKey(prefix: string, name: string): string {
+  return `${tagOf(prefix, name)}:lock`;
+}
+
 /**
  * The re-entrant lock (shared by Lock, FairLock, SpinLock, FencedLock). The lock scripts are sent
  * the hash's name only and find the others by it: they must stay `<hash>:<part>`.
  */
 export function lockKeys(prefix: string, name: string) {
-  const hash = `${tagOf(prefix, name)}:lock`;
+  const hash = lockHashKey(prefix, name);
   return {
     /** hash: owner -> hold count (and `token` -> the holder's fencing token) */
     hash,
@@ -26,8 +31,6 @@ export function lockKeys(prefix: string, name: string) {
     queue: `${hash}:queue`,
     /** hash: waiting owner -> "<place lapses at>|<reservation>|<wait id>|<ticket>|<queued at>" (server ms) */
     waiters: `${hash}:waiters`,
-    /** The per-name token counter of earlier versions (FencedLock now uses `fenceCounterKey`). */
-    legacyFence: `${hash}:fence`,
     /** string, short TTL: remembers `owner`'s last release, so a repeated release reports it */
     released: (owner: string) => `${hash}:released:${owner}`,
     /** Hand-overs to the waiters of one client arrive on `<handOverPrefix>:<client id>`. */

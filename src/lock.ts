@@ -30,15 +30,21 @@ export interface Lock {
    * ```
    */
   tryLock(options?: TryLockOptions): Promise<boolean>;
-  /** Releases one hold; rejects with `LockNotHeldError` when the current owner holds none. */
+  /**
+   * Releases one hold; rejects with `LockNotHeldError` when the current owner holds none, and with
+   * its subclass `LockLostError` when the hold was lost. Outside a holder's callback or a scope,
+   * it releases the latest `lock()`/`tryLock()` of this handle: a lock is unlocked through the
+   * handle that took it, not through a fresh `getLock(name)`.
+   */
   unlock(): Promise<void>;
   /** Deletes the lock whoever holds it; true when there was one. */
   forceUnlock(): Promise<boolean>;
   /** True when anyone holds the lock. */
   isLocked(): Promise<boolean>;
   /**
-   * True when the current owner holds it: inside a holder's `withLock()` callback or a `scope()`,
-   * that owner; elsewhere, the latest acquisition this handle made.
+   * True when the current owner holds it: inside a holder's `withLock()` callback, that holder
+   * (also in a `scope()` opened inside it); inside a `scope()`, the scope's owner; elsewhere, the
+   * latest acquisition this handle made (`lock()`, `tryLock()` or `acquire()`) that is not released.
    */
   isHeldByCurrentOwner(): Promise<boolean>;
   /** The current owner's hold count (0 when it holds none). */

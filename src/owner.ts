@@ -33,11 +33,14 @@ interface OwnerContext {
 
 const context = new AsyncLocalStorage<OwnerContext>();
 
-/** The owner an acquisition of the lock with these identities re-enters as, if any. */
+/**
+ * The owner an acquisition of the lock with these identities re-enters as, if any: the holder
+ * whose callback runs (also inside a scope opened in that callback), else the scope's owner.
+ */
 export function contextOwner(identity: string): string | undefined {
   const current = context.getStore();
   if (current === undefined) return undefined;
-  return current.scope ?? current.held.get(identity);
+  return current.held.get(identity) ?? current.scope;
 }
 
 /** True inside `LockClient.scope()`. */

@@ -27,12 +27,33 @@ export function checkName(value: unknown, argument: string): string {
   return value;
 }
 
+/**
+ * The shortest lease a lock accepts, in ms. A holder may count on its lock only until its lease,
+ * measured from before the call that set it, minus an allowance for the two clocks' drift (2 ms
+ * and 1%): a lease of 1 or 2 ms is over before any reply can arrive, so such a lock could never be
+ * granted. 10 ms leaves room for a round trip on a local network.
+ */
+export const MIN_LEASE_MS = 10;
+
 /** A whole number of milliseconds from 0 (or 1 when `positive`) to MAX_DURATION_MS. */
 export function checkDuration(value: unknown, argument: string, positive = false): number {
+  return checkMilliseconds(value, argument, positive ? 1 : 0);
+}
+
+/** A lock's lease (leaseTime, watchdogTimeout, maxLeaseTime): from MIN_LEASE_MS to MAX_DURATION_MS. */
+export function checkLease(value: unknown, argument: string): number {
+  return checkMilliseconds(value, argument, MIN_LEASE_MS);
+}
+
+/** Like checkLease, but `undefined` is allowed and means "not given". */
+export function checkOptionalLease(value: unknown, argument: string): number | undefined {
+  return value === undefined ? undefined : checkLease(value, argument);
+}
+
+function checkMilliseconds(value: unknown, argument: string, min: number): number {
   if (typeof value !== 'number') {
     throw new TypeError(`Expected \`${argument}\` to be a number of milliseconds, got ${describe(value)}`);
   }
-  const min = positive ? 1 : 0;
   if (!Number.isInteger(value) || value < min || value > MAX_DURATION_MS) {
     throw new RangeError(
       `Expected \`${argument}\` to be a whole number of milliseconds from ${min} to 2^52, got ${describe(value)}`,

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { before, describe, it } from 'node:test';
 import { diagnosticsChannels } from '../src/index.js';
-import { sleep, startServer, type TestServer } from './helpers/redis.js';
+import { sleep } from '../harness/eventually.js';
+import { startServer, type TestServer } from '../harness/server.js';
 
 let server: TestServer;
 before(async () => {

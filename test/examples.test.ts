@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startCluster, startSentinel } from './helpers/cluster.js';
-import { assertNoKeyWithoutTtl } from './helpers/leftovers.js';
-import { startServer, type TestServer } from './helpers/redis.js';
+import { startCluster } from '../harness/cluster.js';
+import { startSentinel } from '../harness/sentinel.js';
+import { assertNoKeyWithoutTtl } from '../harness/keys.js';
+import { startServer, type TestServer } from '../harness/server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const examples = readdirSync(`${root}examples`)
@@ -45,17 +46,15 @@ describe('README snippets are the example files', () => {
   const readme = readFileSync(`${root}README.md`, 'utf8');
   const quoted = [...readme.matchAll(SNIPPET)];
 
-  it('each snippet marked as an example matches its file verbatim (UPDATE_README_SNIPPETS=1 rewrites them)', () => {
+  // Only read: `node scripts/readme-examples.mjs` copies the files into the README, by hand.
+  it('each snippet marked as an example matches its file verbatim', () => {
     assert.ok(quoted.length >= 4, 'the README quotes its examples');
-    if (process.env.UPDATE_README_SNIPPETS === '1') {
-      const updated = readme.replace(SNIPPET, (_, file: string) => {
-        return `<!-- example: ${file} -->\n\`\`\`ts\n${readFileSync(`${root}${file}`, 'utf8')}\`\`\`\n`;
-      });
-      writeFileSync(`${root}README.md`, updated);
-      return;
-    }
     for (const [, file, block] of quoted) {
-      assert.equal(block, readFileSync(`${root}${file!}`, 'utf8'), `README's copy of ${file} differs from the file`);
+      assert.equal(
+        block,
+        readFileSync(`${root}${file!}`, 'utf8'),
+        `README's copy of ${file} differs from the file (node scripts/readme-examples.mjs copies it)`,
+      );
     }
   });
 

@@ -10,7 +10,8 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { instrumentLatchkey } from '../src/otel.js';
-import { sleep, startServer, type TestServer } from './helpers/redis.js';
+import { sleep } from '../harness/eventually.js';
+import { startServer, type TestServer } from '../harness/server.js';
 
 let server: TestServer;
 const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);

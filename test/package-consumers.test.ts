@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startServer, type TestServer } from './helpers/redis.js';
+import { startServer, type TestServer } from '../harness/server.js';
 
 /**
  * The packed tarball, installed as a user installs it into fresh projects of each kind users

@@ -25,6 +25,15 @@ describe('the built package (dist/, from `npm run build`)', () => {
     assert.ok(!(fromCjs instanceof esm.LockLostError));
     assert.ok(new esm.RedisUnavailableError('y') instanceof cjs.RedisUnavailableError);
     assert.equal(fromCjs.code, 'LATCHKEY_LOCK_NOT_HELD');
+    // A lost lock is a lock not held: code that catches LockNotHeldError catches it, in either copy.
+    const lost = new cjs.LockLostError('z');
+    assert.ok(
+      lost instanceof esm.LockLostError && lost instanceof esm.LockNotHeldError && lost instanceof esm.LatchkeyError,
+    );
+    assert.ok(lost instanceof cjs.LockNotHeldError);
+    assert.equal(lost.code, 'LATCHKEY_LOCK_LOST');
+    assert.equal(lost.name, 'LockLostError');
+    assert.ok(!(new esm.LockNotHeldError('w') instanceof cjs.LockLostError));
   });
 
   it('ships type declarations for both formats', () => {

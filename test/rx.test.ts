@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { firstValueFrom, lastValueFrom, toArray, type Subscription } from 'rxjs';
 import type { LockClient } from '../src/index.js';
 import { toRx } from '../src/rx.js';
-import { sleep, startServer, type TestServer } from './helpers/redis.js';
+import { sleep } from '../harness/eventually.js';
+import { startServer, type TestServer } from '../harness/server.js';
 import { contextOf } from '../src/client.js';
 
 let server: TestServer;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Session } from 'node:inspector/promises';
 import { test } from 'node:test';
-import { startServer } from './helpers/redis.js';
+import { startServer } from '../harness/server.js';
 
 /**
  * The files an uncontended `lock()` / `unlock()` runs, as docs/architecture.md names them: six of
@@ -14,13 +14,14 @@ const LOCK_LOGIC = [
   'engine/key-lock.ts',
   'engine/liveness.ts',
   'engine/lock-handle.ts',
-  'engine/loss-watch.ts',
+  'loss/push-detector.ts',
   'primitives/reentrant-lock.ts',
 ];
 const LEAVES = [
   'client.ts', // the context's assertOpen()
   'clock.ts',
   'diagnostics.ts',
+  'engine/server-checks.ts', // has this client checked the server's eviction policy?
   'engine/timers.ts',
   'engine/waiters.ts', // does a recent wait still listen for this lock?
   'engine/watchdog.ts',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockClient, type Lock } from '../src/index.js';
-import { commandCalls, startServer, type TestServer } from './helpers/redis.js';
+import { commandCalls, startServer, type TestServer } from '../harness/server.js';
 
 let server: TestServer;
 before(async () => {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import { keysWithoutTtl } from '../../harness/keys.js';
 import type { ResourceSpec } from '../protocol.js';
 import { now } from '../rng.js';
 import type { Env, Server } from './env.js';
@@ -86,23 +86,10 @@ export async function checkEndState(
   }
 }
 
-async function scanAll(redis: Redis, pattern: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== '0');
-  return keys;
-}
-
 /** After the clients shut down: every latchkey key without a TTL that is not documented data. */
 export async function checkStrayKeys(env: Env, history: History): Promise<void> {
   for (const server of env.live) {
-    for (const key of await scanAll(server.admin, 'latchkey:*')) {
-      if (DOCUMENTED_PERSISTENT.some((pattern) => pattern.test(key))) continue;
-      if ((await server.admin.pttl(key)) !== -1) continue;
+    for (const key of await keysWithoutTtl(server.admin, DOCUMENTED_PERSISTENT)) {
       const type = await server.admin.type(key);
       history.add({ t: now(), ev: 'stray-key', server: server.index, key, type });
     }

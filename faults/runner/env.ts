@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { startRedisServer, type RedisProcess } from '../../src/cli/redis-server.js';
+import { startRedisServer, type RedisProcess } from '../../harness/redis-process.js';
 import { LockClient } from '../../src/index.js';
-import { TcpProxy } from '../tcp-proxy.js';
+import { TcpProxy } from '../../harness/tcp-proxy.js';
 import { onCleanup } from './cleanup.js';
 
 /** One Redis server of a scenario, with the runner's own connections to it. */

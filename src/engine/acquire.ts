@@ -1,7 +1,7 @@
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';
-import { RedisUnavailableError } from '../errors.js';
+import { CommandRefusedError, RedisUnavailableError } from '../errors.js';
 import { MIN_CALL_MS, retryPause, withTimeout } from '../redis/script-runner.js';
 import { abortable, sleep } from './timers.js';
 import type { Waiter, Waiters } from './waiters.js';
@@ -64,13 +64,46 @@ const FALLBACK_RETRY_MS = 1_000;
  * what the acquisition may hold. An abort is the caller's answer at once, also while an attempt or
  * the replicas' acknowledgement of its grant is awaited: what it wins is given back once it settles.
  */
-export async function acquire<T>(
+export function acquire<T>(
+  acquisition: Acquisition<T>,
+  ctx: ClientContext,
+  bounds: AcquireBounds,
+): Promise<T | undefined> {
+  const { deadline, signal } = bounds;
+  if (signal?.aborted) return Promise.reject(signal.reason as Error);
+  if (acquisition.grantKey !== undefined) ctx.servers.check(acquisition.grantKey);
+  const single = deadline !== undefined && deadline <= now();
+  const { channel } = acquisition;
+  // The uncontended case, most of all: one attempt, and nothing set up for a wait unless it fails.
+  // A wait with a signal, a grant the replicas must acknowledge, or a lock this client still
+  // listens on (it joins first, see below) take the whole pipeline from the start.
+  const simple =
+    signal === undefined &&
+    (ctx.options.replicaAcks === 0 || acquisition.grantKey === undefined) &&
+    (channel === undefined || single || !ctx.waiters.isSubscribed(channel));
+  if (!simple) return pipeline(acquisition, ctx, bounds);
+  let attempt: Promise<Attempt<T>>;
+  try {
+    attempt = acquisition.attempt(single ? undefined : deadline, false, undefined);
+  } catch (error) {
+    return pipeline(acquisition, ctx, bounds, { error });
+  }
+  return attempt.then(
+    (outcome) => (outcome.acquired ? outcome.value : pipeline(acquisition, ctx, bounds, { outcome })),
+    (error: unknown) => pipeline(acquisition, ctx, bounds, { error }),
+  );
+}
+
+/** How the first attempt ended, when it was made before the pipeline (see acquire). */
+type FirstAttempt<T> = { readonly outcome: Attempt<T> } | { readonly error: unknown };
+
+async function pipeline<T>(
   acquisition: Acquisition<T>,
   ctx: ClientContext,
   { deadline, signal }: AcquireBounds,
+  first?: FirstAttempt<T>,
 ): Promise<T | undefined> {
   signal?.throwIfAborted();
-  if (acquisition.grantKey !== undefined) ctx.servers.check(acquisition.grantKey);
   // Failed calls in a row are ridden out for commandTimeout before the wait fails.
   const wait = new WaitState(acquisition, ctx.options.commandTimeout);
   const single = deadline !== undefined && deadline <= now();
@@ -89,9 +122,14 @@ export async function acquire<T>(
           throw error;
         })
       : call;
+  /** The first attempt, made already, or made now. */
+  const attemptOnce = (round: number): Promise<Attempt<T>> => {
+    if (round === 0 && first) return 'outcome' in first ? Promise.resolve(first.outcome) : Promise.reject(first.error);
+    return acquisition.attempt(callDeadline, waiter !== undefined, message);
+  };
   try {
     const { channel } = acquisition;
-    if (channel !== undefined && !single && ctx.waiters.isSubscribed(channel)) {
+    if (channel !== undefined && !single && !first && ctx.waiters.isSubscribed(channel)) {
       waiter = await wait.join(ctx.waiters, deadline, signal);
     }
     for (let round = 0; ; round++) {
@@ -99,7 +137,7 @@ export async function acquire<T>(
       if (round > 0) ctx.assertOpen();
       let outcome: Attempt<T> | undefined;
       try {
-        outcome = await heed(acquisition.attempt(callDeadline, waiter !== undefined, message));
+        outcome = await heed(attemptOnce(round));
       } catch (error) {
         outcome = wait.failed(error);
       }
@@ -216,6 +254,7 @@ class WaitState<T> {
         () => new RedisUnavailableError(`Redis did not answer WAIT for "${name}" in time`),
       );
     } catch (error) {
+      if (error instanceof CommandRefusedError) ctx.warn('REPLICA_ACKS_UNAVAILABLE', error.message);
       return this.failed(error) ?? false;
     }
     if (acked >= replicaAcks) return true;

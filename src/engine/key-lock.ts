@@ -41,27 +41,48 @@ export class KeyLock implements MemberCore {
     return this.ctx.holds.get(this.#who(ownerId).holdKey);
   }
 
-  // async, as every method here that returns a promise: a closed client rejects rather than throws,
-  // so a caller's .catch() (a MultiLock giving back a member granted late) hears it.
-  async acquire(ownerId: string, request: AcquireRequest, shared = true): Promise<HeldLock | undefined> {
-    this.ctx.assertOpen();
+  // Every method here that returns a promise rejects rather than throws (a closed client, say), so
+  // that a caller's .catch() (a MultiLock giving back a member granted late) hears it.
+  acquire(ownerId: string, request: AcquireRequest, shared = true): Promise<HeldLock | undefined> {
+    const closed = this.#closed();
+    if (closed) return closed;
     const { owner, holdKey } = this.#who(ownerId);
-    const call = (): Promise<HeldLock | undefined> => {
+    // A new owner's hold is this call's alone (the usual case): nothing to re-enter, nobody to wait for.
+    if (!shared) return this.#acquireFresh(owner, holdKey, request);
+    return this.ctx.serially(holdKey, () => {
       const held = this.ctx.holds.get(holdKey);
-      return held ? this.#reenter(held, request) : this.#acquireFresh(owner, holdKey, request);
-    };
-    if (!shared) return await call();
-    return await this.ctx.serially(holdKey, () => {
-      const result = call();
+      const result = held ? this.#reenter(held, request) : this.#acquireFresh(owner, holdKey, request);
       return { result, settled: result };
     });
   }
 
-  async #acquireFresh(owner: string, holdKey: string, request: AcquireRequest): Promise<HeldLock | undefined> {
+  /** A rejection when the client was shut down. */
+  #closed(): Promise<never> | undefined {
+    try {
+      this.ctx.assertOpen();
+      return undefined;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #acquireFresh(owner: string, holdKey: string, request: AcquireRequest): Promise<HeldLock | undefined> {
     const leaseMs = request.leaseTime ?? watchdogLease(this.ctx);
     const started = now();
-    const grant = await acquire(this.backend.begin(owner, leaseMs), this.ctx, request);
-    if (!grant) return undefined;
+    return acquire(this.backend.begin(owner, leaseMs), this.ctx, request).then((grant) =>
+      grant ? this.#held(owner, holdKey, request, leaseMs, grant, started) : undefined,
+    );
+  }
+
+  /** Records the hold a grant made: its Liveness, its renewal, its loss detection. */
+  #held(
+    owner: string,
+    holdKey: string,
+    request: AcquireRequest,
+    leaseMs: number,
+    grant: Grant,
+    started: number,
+  ): HeldLock {
     const { name, kind, key } = this.backend;
     const liveness = this.ctx.livenesses.create(
       { name, kind, key, owner },
@@ -79,6 +100,7 @@ export class KeyLock implements MemberCore {
       liveness,
       token: grant.token,
       since: grant.since,
+      leaseMs,
       // Without leaseTime the watchdog renews the hold (up to maxLeaseTime). With one it expires by
       // itself, unless the grant proved less (a hand-over's short reservation): then the watchdog
       // extends it to the lease's end.
@@ -88,7 +110,7 @@ export class KeyLock implements MemberCore {
         grant.since,
         grant.since + (request.leaseTime ?? this.ctx.options.maxLeaseTime ?? Infinity),
       ),
-      unwatch: this.ctx.lossWatch?.watch(liveness, { script: this.backend.checkScript, key, owner }),
+      unwatch: this.ctx.loss.watch(liveness, { script: this.backend.checkScript, key, owner }),
     };
     this.ctx.holds.set(holdKey, hold);
     const waited = now() - started;
@@ -129,40 +151,40 @@ export class KeyLock implements MemberCore {
     return { liveness: hold.liveness, token: hold.token };
   }
 
-  async release(ownerId: string, shared = true): Promise<number> {
-    this.ctx.assertOpen();
+  release(ownerId: string, shared = true): Promise<number> {
+    const closed = this.#closed();
+    if (closed) return closed;
     const { owner, holdKey } = this.#who(ownerId);
-    if (!shared) return await this.#releaseNow(owner, holdKey).result;
-    return await this.ctx.serially(holdKey, () => {
-      const { result, settled } = this.#releaseNow(owner, holdKey);
+    if (!shared) {
+      const hold = this.ctx.holds.get(holdKey);
+      // A new owner's acquisition holds the lock once: this is its last release.
+      return hold ? this.#release(hold) : Promise.reject(this.#notHeld(owner));
+    }
+    return this.ctx.serially(holdKey, () => {
+      const hold = this.ctx.holds.get(holdKey);
+      if (!hold) {
+        const refused = Promise.reject(this.#notHeld(owner));
+        return { result: refused, settled: refused };
+      }
+      const final = hold.count === 1;
+      const settled = this.#release(hold);
+      // A last release is bounded by commandTimeout already (see #release); one that leaves holds
+      // goes on longer, while the caller hears after commandTimeout.
+      const limit = this.ctx.options.commandTimeout;
+      const result = final ? settled : withTimeout(settled, limit, () => unknownRelease(this.name, limit));
       return { result, settled: settled.catch(() => undefined) };
     });
   }
 
   /**
-   * A last release is bounded by commandTimeout already (see #release); one that leaves holds
-   * goes on longer (`settled`), while the caller hears after commandTimeout (`result`).
+   * Gives one hold back. The last one stops loss detection first (racing the release, it would
+   * report the lock lost), and keeps renewing it, without taking "gone" for a loss, until the
+   * release lands: a release that waits out a failover or a slot migration must not let the lease
+   * run out meanwhile. A release whose reply was lost is sent again until its outcome is known:
+   * the caller may hear RedisUnavailableError after commandTimeout, but the release goes on, so
+   * the lock is handed over as soon as Redis answers.
    */
-  #releaseNow(owner: string, holdKey: string): { result: Promise<number>; settled: Promise<number> } {
-    const hold = this.ctx.holds.get(holdKey);
-    if (!hold) {
-      const refused = Promise.reject(this.#notHeld(owner));
-      return { result: refused, settled: refused };
-    }
-    const final = hold.count === 1;
-    const settled = this.#release(hold);
-    const limit = this.ctx.options.commandTimeout;
-    const result = final ? settled : withTimeout(settled, limit, () => unknownRelease(this.name, limit));
-    return { result, settled };
-  }
-
-  /**
-   * Gives one hold back. The last one stops renewal and loss detection first (racing the release,
-   * they would report it lost). A release whose reply was lost is sent again until its outcome is
-   * known: the caller may hear RedisUnavailableError after commandTimeout, but the release goes
-   * on, so the lock is handed over as soon as Redis answers.
-   */
-  async #release(hold: Hold): Promise<number> {
+  #release(hold: Hold): Promise<number> {
     const { owner } = hold;
     const lost = hold.liveness.lostError;
     if (lost) {
@@ -170,25 +192,31 @@ export class KeyLock implements MemberCore {
       // Lost as far as this process can prove; should Redis still hold it, let it go at once.
       const until = now() + this.ctx.options.commandTimeout;
       this.backend.release(owner, hold.id, hold.count, until).catch(() => undefined);
-      throw lost;
+      return Promise.reject(lost);
     }
     const final = hold.count === 1;
-    if (final) this.#stopKeeping(hold);
+    if (final) this.#releasing(hold);
     // A last release is retried for commandTimeout, then the lock is left to its lease; one that
     // leaves holds is retried while they are proven (renewal goes on meanwhile).
-    const soon = now() + this.ctx.options.commandTimeout;
+    const time = now();
+    const soon = time + this.ctx.options.commandTimeout;
     const until = final ? soon : Math.max(hold.liveness.validUntil, soon);
-    let left: number;
-    try {
-      left = await this.backend.release(owner, hold.id, hold.count, until);
-    } catch (error) {
-      // Never learned. A last hold expires with its lease (nobody renews it now); one that leaves
-      // holds behind cannot be counted on any more.
-      if (final) hold.liveness.end();
-      else hold.liveness.lose('a release of one of its holds could not be confirmed', error);
-      this.#forget(hold);
-      throw error;
-    }
+    const lease = { left: hold.liveness.validUntil - time, max: hold.leaseMs };
+    return this.backend.release(owner, hold.id, hold.count, until, lease).then(
+      (left) => this.#released(hold, left),
+      (error: unknown) => {
+        // Never learned. A last hold expires with its lease (nobody renews it now); one that leaves
+        // holds behind cannot be counted on any more.
+        if (final) hold.liveness.end();
+        else hold.liveness.lose('a release of one of its holds could not be confirmed', error);
+        this.#forget(hold);
+        throw error;
+      },
+    );
+  }
+
+  /** What Redis answered a release: `left` holds (-1: it held none). */
+  #released(hold: Hold, left: number): number {
     if (left < 0) {
       hold.liveness.lose('it was no longer held when released');
       this.#forget(hold);
@@ -197,7 +225,7 @@ export class KeyLock implements MemberCore {
     hold.count = left;
     const { name, kind, key } = this.backend;
     const held = left === 0 ? now() - hold.since : undefined;
-    listening('release')?.publish({ name, kind, key, owner, holds: left, held });
+    listening('release')?.publish({ name, kind, key, owner: hold.owner, holds: left, held });
     if (left === 0) {
       hold.liveness.end();
       this.#forget(hold);
@@ -214,6 +242,13 @@ export class KeyLock implements MemberCore {
         .catch((error: unknown) => hold.liveness.lose('its hold count could not be confirmed', error));
       return { result: settled, settled };
     });
+  }
+
+  /** Its last release is on its way: no loss detection, renewal until the release settles (see #release). */
+  #releasing(hold: Hold): void {
+    hold.unwatch?.();
+    hold.unwatch = undefined;
+    if (hold.renewal) hold.renewal.releasing = true;
   }
 
   /** Nothing renews or watches the hold any more. */

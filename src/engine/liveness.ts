@@ -1,7 +1,6 @@
-import { now } from '../clock.js';
 import { listening, type LockKind } from '../diagnostics.js';
 import { LockLostError } from '../errors.js';
-import { setLongTimeout, type LongTimer } from './timers.js';
+import { DeadlineQueue, type Due } from './deadline-queue.js';
 
 /** What a Liveness stands for, as reported when it is lost. */
 export interface HoldIdentity {
@@ -19,7 +18,10 @@ export interface HoldIdentity {
  * renewal extending it, or when the members a group needs are lost. Whoever renews it (the
  * watchdog) only reports what Redis answered.
  */
-export class Liveness {
+export class Liveness implements Due {
+  /** When the registry looks at it next (its proven end, or earlier): see Livenesses. */
+  at: number;
+  slot = -1;
   #validUntil: number;
   #controller: AbortController | undefined;
   #lost: LockLostError | undefined;
@@ -37,6 +39,7 @@ export class Liveness {
     private readonly announce = true,
   ) {
     this.#validUntil = validUntil;
+    this.at = validUntil;
   }
 
   /** Aborts with the LockLostError once the hold is known lost. Made on first use. */
@@ -74,7 +77,7 @@ export class Liveness {
   reprove(until: number): void {
     if (!this.alive || until === this.#validUntil) return;
     this.#validUntil = until;
-    this.registry.provenUntil(until);
+    this.registry.provenUntil(this);
   }
 
   /** The registry's clock: lost when its proven time has run out by `now`. */
@@ -117,60 +120,50 @@ export class Liveness {
 
 /**
  * Every Liveness of one client: it reports losses as the client's `lockLost` event, and at
- * shutdown aborts the signals of all holds left (they are no longer renewed).
+ * shutdown aborts the signals of all holds left (they are no longer renewed). One queue by proven
+ * end, with one timer, serves them all: a hold taken and released in a loop costs no timer of its
+ * own. A renewal moves a proven end later without touching the queue; the hold is looked at when
+ * its former end comes, and queued again for its new one.
  */
 export class Livenesses {
-  readonly #live = new Set<Liveness>();
-  /**
-   * One clock for every hold of the client, set for the earliest proven end: a hold taken and
-   * released in a loop costs no timer of its own. Renewals move ends later without touching it;
-   * when it fires it finds the earliest end again.
-   */
-  #timer: LongTimer | undefined;
-  #timerAt = Infinity;
+  readonly #queue = new DeadlineQueue<Liveness>((time) => this.#ring(time));
 
   constructor(readonly reportLost: (hold: HoldIdentity, error: LockLostError) => void) {}
 
   create(hold: HoldIdentity, validUntil: number, expiredWhy: string, announce = true): Liveness {
     const liveness = new Liveness(hold, validUntil, expiredWhy, this, announce);
-    this.#live.add(liveness);
-    this.provenUntil(validUntil);
+    this.#queue.add(liveness);
     return liveness;
   }
 
   forget(liveness: Liveness): void {
-    this.#live.delete(liveness);
+    this.#queue.remove(liveness);
   }
 
-  /** A hold is proven until `at` (now or after a change): the clock must not ring later than that. */
-  provenUntil(at: number): void {
-    if (at >= this.#timerAt) return;
-    this.#timer?.cancel();
-    this.#timerAt = at;
-    this.#timer = setLongTimeout(() => this.#ring(), at - now());
+  /** `liveness` is proven until an earlier moment than it was queued for. */
+  provenUntil(liveness: Liveness): void {
+    if (liveness.validUntil < liveness.at) this.#queue.move(liveness, liveness.validUntil);
   }
 
-  #ring(): void {
-    this.#timer = undefined;
-    this.#timerAt = Infinity;
-    const time = now();
-    let next = Infinity;
-    for (const liveness of [...this.#live]) {
-      liveness.expireBy(time);
-      if (liveness.alive) next = Math.min(next, liveness.validUntil);
+  #ring(time: number): void {
+    for (let due = this.#queue.takeDue(time); due; due = this.#queue.takeDue(time)) {
+      due.expireBy(time);
+      // Renewed since it was queued: looked at again when its new end comes.
+      if (due.alive) {
+        due.at = due.validUntil;
+        this.#queue.add(due);
+      }
     }
-    if (next < Infinity) this.provenUntil(next);
   }
 
   /** Client shutdown: every hold's signal aborts, without `lockLost` events. */
   abandonAll(why: string): void {
-    this.#timer?.cancel();
-    this.#timerAt = -Infinity; // never again
-    for (const liveness of [...this.#live]) liveness.lose(why, undefined, true);
+    this.#queue.stop();
+    for (const liveness of [...this.#queue.items]) liveness.lose(why, undefined, true);
   }
 
   get size(): number {
-    return this.#live.size;
+    return this.#queue.size;
   }
 }
 

@@ -78,6 +78,8 @@ export interface Hold {
   readonly token: bigint | undefined;
   /** When it was granted (local clock), for the hold time reported at the last release. */
   readonly since: number;
+  /** The longest lease it is ever given, in ms (its leaseTime, or the watchdog's). */
+  readonly leaseMs: number;
   /** Its place in the watchdog, while renewed. */
   renewal: Renewal | undefined;
   /** Stops server-pushed loss detection of it, while watched. */
@@ -116,9 +118,17 @@ export interface LockBackend {
   reenter(owner: string, holds: number, leaseMs: number, until: number): Promise<Grant | null>;
   /**
    * `owner` holds `holds` under hold `holdId`: give one back; the holds left, or -1 when it holds
-   * none. A repeat after the last one answers 0 only for the same hold.
+   * none. A repeat after the last one answers 0 only for the same hold. Repeats are sent until
+   * `until`; `lease` bounds what is left of the lock's lease in Redis (at least `left`, at most
+   * `max` ms), for a marker that may keep it.
    */
-  release(owner: string, holdId: string, holds: number, until: number): Promise<number>;
+  release(
+    owner: string,
+    holdId: string,
+    holds: number,
+    until: number,
+    lease?: { readonly left: number; readonly max: number },
+  ): Promise<number>;
   forceUnlock(): Promise<boolean>;
   status(owner: string): Promise<LockStatus>;
 }

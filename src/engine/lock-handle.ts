@@ -4,7 +4,7 @@ import { LockLease } from '../lease.js';
 import type { Lock } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
 import { contextOwner, newOwnerId, runHolding } from '../owner.js';
-import { checkFunction, checkOptionalDuration, checkOptions, checkSignal } from '../validate.js';
+import { checkFunction, checkOptionalDuration, checkOptionalLease, checkOptions, checkSignal } from '../validate.js';
 import type { AcquireRequest, HeldLock, LockCore } from './lock-core.js';
 
 /** The core behind each Lock this module made (MultiLock reaches its members through it). */
@@ -28,7 +28,7 @@ export function toRequest(options: unknown, withWait: boolean): AcquireRequest &
   const waitTime = checkOptionalDuration(given.waitTime, 'waitTime');
   return {
     waitTime,
-    leaseTime: checkOptionalDuration(given.leaseTime, 'leaseTime', true),
+    leaseTime: checkOptionalLease(given.leaseTime, 'leaseTime'),
     signal: checkSignal(given.signal),
     deadline: waitTime === undefined ? undefined : now() + waitTime,
   };
@@ -44,8 +44,11 @@ const NOBODY = 'nobody';
  * `unlock()` outside such a callback releases the most recent acquisition this handle made.
  */
 export class LockHandle implements Lock {
-  /** Owners of this handle's acquisitions made outside a holder's callback, oldest first. */
-  readonly #acquisitions: string[] = [];
+  /**
+   * This handle's acquisitions made outside a holder's callback or scope, oldest first: `lease`
+   * ones (acquire()) are released through their lease, the others by `unlock()`.
+   */
+  readonly #acquisitions: { readonly owner: string; readonly lease: boolean }[] = [];
 
   constructor(protected readonly core: LockCore) {
     cores.set(this, core);
@@ -60,45 +63,50 @@ export class LockHandle implements Lock {
     return contextOwner(this.core.identities[0]!);
   }
 
-  async lock(options?: LockOptions): Promise<void> {
-    await this.take(toRequest(options, false), true);
+  // The hot path (lock(), tryLock(), unlock()) chains promises rather than nesting async functions:
+  // each async layer cost every lock()/unlock() pair its own frame and promise (bench/README.md).
+  lock(options?: LockOptions): Promise<void> {
+    return started(() => this.take(toRequest(options, false), 'unlock')).then(nothing);
   }
 
-  async tryLock(options?: TryLockOptions): Promise<boolean> {
-    const request = toRequest(options, true);
-    return (await this.take({ ...request, deadline: request.deadline ?? now() }, true)) !== undefined;
+  tryLock(options?: TryLockOptions): Promise<boolean> {
+    return started(() => {
+      const request = toRequest(options, true);
+      return this.take({ ...request, deadline: request.deadline ?? now() }, 'unlock');
+    }).then(isTaken);
   }
 
   /**
    * Acquires as the context's owner, or as a new one; `record`: a new owner is remembered for
    * this handle's `unlock()`.
    */
-  protected async take(
-    request: AcquireRequest,
-    record: boolean,
-  ): Promise<{ owner: string; held: HeldLock; shared: boolean } | undefined> {
+  protected take(request: AcquireRequest, record: 'unlock' | 'lease' | false): Promise<Taken | undefined> {
     const context = this.#contextOwner();
     const owner = context ?? newOwnerId();
+    const shared = context !== undefined;
     // A new owner is this call's alone: nothing else can use it before it returns.
-    const held = await this.core.acquire(owner, request, context !== undefined);
-    if (held === undefined) return undefined;
-    if (record && context === undefined) this.#acquisitions.push(owner);
-    return { owner, held, shared: context !== undefined };
+    return this.core.acquire(owner, request, shared).then((held) => {
+      if (held === undefined) return undefined;
+      if (record && !shared) this.#acquisitions.push({ owner, lease: record === 'lease' });
+      return { owner, held, shared };
+    });
   }
 
-  async unlock(): Promise<void> {
+  /** Forgets the acquisition of `owner` (released through its lease). */
+  #forget(owner: string): void {
+    const index = this.#acquisitions.findIndex((acquisition) => acquisition.owner === owner);
+    if (index !== -1) this.#acquisitions.splice(index, 1);
+  }
+
+  unlock(): Promise<void> {
     const context = this.#contextOwner();
-    if (context !== undefined) {
-      await this.core.release(context);
-      return;
-    }
+    if (context !== undefined) return this.core.release(context).then(nothing);
     // Taken off the handle first, so that another unlock() meanwhile releases another acquisition
     // (or says none is held). An acquisition outside a context holds the lock once.
-    const owner = this.#acquisitions.pop();
-    if (owner === undefined) {
-      throw new LockNotHeldError(`Cannot unlock "${this.name}": it is not held by owner of this handle or callback`);
-    }
-    await this.core.release(owner, false);
+    const index = this.#acquisitions.findLastIndex((acquisition) => !acquisition.lease);
+    if (index === -1) return Promise.reject(new LockNotHeldError(notHeldByHandle(this.name)));
+    const { owner } = this.#acquisitions.splice(index, 1)[0]!;
+    return this.core.release(owner, false).then(nothing);
   }
 
   forceUnlock(): Promise<boolean> {
@@ -114,7 +122,7 @@ export class LockHandle implements Lock {
   }
 
   async getHoldCount(): Promise<number> {
-    const owner = this.#contextOwner() ?? this.#acquisitions.at(-1);
+    const owner = this.#contextOwner() ?? this.#acquisitions.at(-1)?.owner;
     return (await this.core.status(owner ?? NOBODY)).holds;
   }
 
@@ -139,17 +147,51 @@ export class LockHandle implements Lock {
   }
 
   async acquire(options?: TryLockOptions): Promise<LockLease> {
-    const { owner, held, shared } = await this.#acquireOrTimeout(toRequest(options, true));
-    return new LockLease(held, async () => void (await this.core.release(owner, shared)));
+    const { owner, held, shared } = await this.#acquireOrTimeout(toRequest(options, true), 'lease');
+    return new LockLease(held, async () => {
+      this.#forget(owner);
+      await this.core.release(owner, shared);
+    });
   }
 
   async #acquireOrTimeout(
     request: AcquireRequest & { readonly waitTime?: number },
-  ): Promise<{ owner: string; held: HeldLock; shared: boolean }> {
-    const taken = await this.take(request, false);
+    record: 'lease' | false = false,
+  ): Promise<Taken> {
+    const taken = await this.take(request, record);
     if (!taken) {
       throw new LockAcquireTimeoutError(`Could not acquire lock "${this.name}" within waitTime ${request.waitTime} ms`);
     }
     return taken;
   }
+}
+
+/** What an acquisition through a handle made: its owner, its hold, and whether others use that owner too. */
+interface Taken {
+  readonly owner: string;
+  readonly held: HeldLock;
+  readonly shared: boolean;
+}
+
+const nothing = (): void => undefined;
+const isTaken = (taken: Taken | undefined): boolean => taken !== undefined;
+
+/** `start()`'s promise, with a synchronous throw (bad options) as its rejection. */
+function started<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return start();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Why `unlock()` found nothing to release: and the usual cause, a handle that never locked. */
+function notHeldByHandle(name: string): string {
+  return (
+    `Cannot unlock "${name}": this handle holds no acquisition of it that unlock() can release. ` +
+    'Every lock() is an owner of its own, released through the handle that took it: a fresh ' +
+    '`getLock(name).unlock()` (a Redisson habit) does not release the lock taken through another handle, ' +
+    'which stays held (and renewed). Unlock through the handle that locked, or take and release inside ' +
+    '`withLock()` or `client.scope()`. A lock taken with acquire() is released by its lease.'
+  );
 }

@@ -1,8 +1,8 @@
 import { now } from '../clock.js';
 import { listening } from '../diagnostics.js';
 import type { LuaScript, ScriptArg, ScriptReply } from '../redis/connection.js';
+import { DeadlineQueue, type Due } from './deadline-queue.js';
 import { provenUntil, type Liveness } from './liveness.js';
-import { setLongTimeout, type LongTimer } from './timers.js';
 
 /**
  * How one hold is renewed. The script takes holds in batches: `KEYS[1]` routes the call (the
@@ -17,14 +17,19 @@ export interface RenewalTarget {
 }
 
 /** One hold the watchdog renews; `Watchdog.remove()` takes it out. */
-export interface Renewal {
+export interface Renewal extends Due {
   readonly liveness: Liveness;
   readonly target: RenewalTarget;
   /** The hold is not extended past this (its fixed lease's end, or maxLeaseTime). */
   readonly renewUntil: number;
-  /** When the next renewal is due: a third of the way through the time proven last. */
-  renewAt: number;
+  /** When the next renewal is due (`at`): a third of the way through the time proven last. */
+  at: number;
   removed: boolean;
+  /**
+   * Its last release is in flight: renewed until it lands (a release that waits out a failover or a
+   * slot migration must not let the lease lapse), and "gone" is no loss (the release may have landed).
+   */
+  releasing: boolean;
 }
 
 /**
@@ -57,10 +62,10 @@ const BATCH_SIZE = 1_000;
  * each hold's Liveness, which decides whether the hold is lost.
  */
 export class Watchdog {
-  readonly #entries = new Set<Renewal>();
-  #timer: LongTimer | undefined;
-  #timerAt = Infinity;
-  #stopped = false;
+  /** Holds waiting for their next renewal, by when it is due; those being renewed are out of it. */
+  readonly #due = new DeadlineQueue<Renewal>((time) => void this.#round(time + this.#period() / 2));
+  /** Holds whose renewal is on its way. */
+  readonly #renewing = new Set<Renewal>();
 
   constructor(private readonly options: WatchdogOptions) {}
 
@@ -75,31 +80,33 @@ export class Watchdog {
       liveness,
       target,
       renewUntil,
-      renewAt: renewalDue(now(), liveness),
+      at: renewalDue(now(), liveness),
+      slot: -1,
       removed: false,
+      releasing: false,
     };
-    this.#entries.add(renewal);
-    this.#schedule(renewal.renewAt);
+    this.#due.add(renewal);
     return renewal;
   }
 
   /** Stops renewing (released, or given up); removing twice is harmless. A lost hold drops out by itself. */
   remove(renewal: Renewal): void {
     renewal.removed = true;
-    this.#entries.delete(renewal);
+    this.#due.remove(renewal);
   }
 
   /** Holds renewed now. */
   get size(): number {
-    for (const renewal of this.#entries) if (!renewal.liveness.alive) this.remove(renewal);
-    return this.#entries.size;
+    for (const renewal of [...this.#due.items]) if (!renewal.liveness.alive) this.remove(renewal);
+    let renewing = 0;
+    for (const renewal of this.#renewing) if (!renewal.removed && renewal.liveness.alive) renewing++;
+    return this.#due.size + renewing;
   }
 
   /** Stops every renewal (client shutdown); holds are left to expire. */
   stop(): void {
-    this.#stopped = true;
-    this.#entries.clear();
-    this.#timer?.cancel();
+    this.#due.stop();
+    for (const renewal of [...this.#due.items, ...this.#renewing]) this.remove(renewal);
   }
 
   /** Renews every hold now, due or not (tests and benchmarks call this). */
@@ -111,16 +118,12 @@ export class Watchdog {
     return Math.max(1, Math.floor(this.options.watchdogTimeout / 3));
   }
 
+  /** Renews every hold due by `horizon`: one call per batch of holds that may share one. */
   async #round(horizon: number): Promise<void> {
-    this.#timer?.cancel();
-    this.#timerAt = Infinity;
     const batches = new Map<string, Renewal[]>();
-    for (const renewal of this.#entries) {
-      if (!renewal.liveness.alive) {
-        this.#entries.delete(renewal);
-        continue;
-      }
-      if (renewal.renewAt > horizon) continue;
+    for (let renewal = this.#due.takeDue(horizon); renewal; renewal = this.#due.takeDue(horizon)) {
+      if (!renewal.liveness.alive) continue;
+      this.#renewing.add(renewal);
       const group = `${renewal.target.script.sha}|${this.options.batchGroup(renewal.target.key)}`;
       const batch = batches.get(group) ?? [];
       if (batch.length === 0) batches.set(group, batch);
@@ -131,9 +134,7 @@ export class Watchdog {
       for (let i = 0; i < batch.length; i += BATCH_SIZE) calls.push(this.#renew(batch.slice(i, i + BATCH_SIZE)));
     }
     await Promise.all(calls);
-    let next = Infinity;
-    for (const renewal of this.#entries) next = Math.min(next, renewal.renewAt);
-    this.#schedule(next);
+    for (const batch of batches.values()) for (const renewal of batch) this.#renewing.delete(renewal);
   }
 
   async #renew(batch: Renewal[]): Promise<void> {
@@ -158,7 +159,13 @@ export class Watchdog {
     batch.forEach((renewal, i) => {
       if (renewal.removed) return; // released meanwhile: whatever Redis said is no news
       if (renewed[i] === -1) return void moved.push(renewal);
-      if (renewed[i] !== 1) return renewal.liveness.lose('renewal found it no longer held');
+      if (renewed[i] !== 1) {
+        // Gone: lost, unless its release landed. Kept until the release settles, and renewed
+        // meanwhile (the release may not have run yet: see Renewal.releasing).
+        if (!renewal.releasing) renewal.liveness.lose('renewal found it no longer held');
+        else this.#requeue(renewal, renewalDue(sentAt, renewal.liveness));
+        return;
+      }
       renewal.liveness.confirm(provenUntil(sentAt, leases[i]!));
       listening('renew')?.publish({ ...renewal.liveness.hold });
       this.#afterRenewal(renewal, sentAt);
@@ -178,25 +185,22 @@ export class Watchdog {
       batch.map((renewal) => renewal.liveness.hold.name),
     );
     const retryAt = now() + Math.min(1_000, this.#period());
-    for (const renewal of batch) renewal.renewAt = Math.min(retryAt, Math.max(now(), renewal.liveness.validUntil - 1));
-  }
-
-  #afterRenewal(renewal: Renewal, sentAt: number): void {
-    if (provenToEnd(renewal.liveness, sentAt, renewal.renewUntil)) {
-      // Nothing left to renew; its Liveness ends it when the time comes.
-      renewal.removed = true;
-      this.#entries.delete(renewal);
-    } else {
-      renewal.renewAt = renewalDue(sentAt, renewal.liveness);
+    for (const renewal of batch) {
+      this.#requeue(renewal, Math.min(retryAt, Math.max(now(), renewal.liveness.validUntil - 1)));
     }
   }
 
-  #schedule(at: number): void {
-    if (this.#stopped || at >= this.#timerAt || at === Infinity) return;
-    this.#timer?.cancel();
-    this.#timerAt = at;
-    // Everything due within half a period more goes in the same round, so that batches stay full.
-    this.#timer = setLongTimeout(() => void this.#round(at + this.#period() / 2), at - now());
+  #afterRenewal(renewal: Renewal, sentAt: number): void {
+    // Proven to its end: nothing left to renew; its Liveness ends it when the time comes.
+    if (provenToEnd(renewal.liveness, sentAt, renewal.renewUntil)) renewal.removed = true;
+    else this.#requeue(renewal, renewalDue(sentAt, renewal.liveness));
+  }
+
+  /** Back in the queue, due at `at`, unless it was removed or lost meanwhile. */
+  #requeue(renewal: Renewal, at: number): void {
+    if (renewal.removed || !renewal.liveness.alive || renewal.slot >= 0) return;
+    renewal.at = at;
+    this.#due.add(renewal);
   }
 }
 

@@ -4,10 +4,10 @@ import { KeyLock } from '../engine/key-lock.js';
 import type { LockBackend } from '../engine/lock-core.js';
 import { LockHandle, toRequest } from '../engine/lock-handle.js';
 import { LockNotHeldError } from '../errors.js';
-import { fenceCounterKey, lockKeys } from '../keys.js';
+import { fenceCounterKey } from '../keys.js';
 import type { Lock } from '../lock.js';
 import type { LockOptions, TryLockOptions } from '../options.js';
-import { fencedLockIssue, fencedLockToken } from '../scripts/index.js';
+import { fencedLockToken } from '../scripts/index.js';
 import { lockBackend } from './reentrant-lock.js';
 
 /**
@@ -27,37 +27,12 @@ export interface FencedLock extends Lock {
 
 /**
  * Fencing on the re-entrant lock: the same hash and waiter queue (so it excludes, and queues in one
- * order with, `getLock()` of the same name), plus a counter. The lock is taken as usual (queue,
- * hand-over); the token is then issued to the holder while it holds the lock, which also proves
- * the hold with a round trip.
+ * order with, `getLock()` of the same name), plus a token counter. Every grant is the lock's own
+ * acquisition with one more step: the token is drawn while the owner holds the lock, in the script
+ * that grants it, or (handed over by a release) in one round trip that also proves the hold.
  */
 function fencedBackend(ctx: ClientContext, name: string): LockBackend {
-  const base = lockBackend(ctx, name, 'fenced-lock', { queue: true });
-  const { legacyFence } = lockKeys(ctx.options.keyPrefix, name);
-  const fence = fenceCounterKey(ctx.options.keyPrefix, name);
-  return {
-    ...base,
-    begin(owner, leaseMs) {
-      const acquisition = base.begin(owner, leaseMs);
-      return {
-        name: acquisition.name,
-        kind: acquisition.kind,
-        channel: acquisition.channel,
-        get waitId() {
-          return acquisition.waitId;
-        },
-        giveUp: () => acquisition.giveUp(),
-        async attempt(deadline, listening, message) {
-          const taken = await acquisition.attempt(deadline, listening, message);
-          if (!taken.acquired) return taken;
-          const token = await ctx.run(fencedLockIssue, [base.key, fence, legacyFence], [owner], deadline);
-          // Lost in between (a lease shorter than a round trip): not acquired, try again.
-          if (token === null) return { acquired: false, retryIn: 1 };
-          return { acquired: true, value: { ...taken.value, token: BigInt(token as string) } };
-        },
-      };
-    },
-  };
+  return lockBackend(ctx, name, 'fenced-lock', { queue: true }, fenceCounterKey(ctx.options.keyPrefix, name));
 }
 
 class FencedLockHandle extends LockHandle implements FencedLock {
@@ -71,13 +46,13 @@ class FencedLockHandle extends LockHandle implements FencedLock {
 
   async lockAndGetToken(options?: LockOptions): Promise<bigint> {
     // Without a deadline the wait only ends acquired (or by rejecting).
-    const taken = await this.take(toRequest(options, false), true);
+    const taken = await this.take(toRequest(options, false), 'unlock');
     return taken!.held.token!;
   }
 
   async tryLockAndGetToken(options?: TryLockOptions): Promise<bigint | null> {
     const request = toRequest(options, true);
-    const taken = await this.take({ ...request, deadline: request.deadline ?? now() }, true);
+    const taken = await this.take({ ...request, deadline: request.deadline ?? now() }, 'unlock');
     return taken?.held.token ?? null;
   }
 

@@ -6,9 +6,10 @@ import { KeyLock } from '../engine/key-lock.js';
 import { LockHandle } from '../engine/lock-handle.js';
 import type { Grant, LockBackend, LockStatus } from '../engine/lock-core.js';
 import { provenUntil } from '../engine/liveness.js';
-import { lockKeys } from '../keys.js';
-import { runUntilKnown } from '../redis/script-runner.js';
+import { lockHashKey, lockKeys } from '../keys.js';
+import { MIN_CALL_MS, runUntilKnown } from '../redis/script-runner.js';
 import {
+  fencedLockIssue,
   lockAcquire,
   lockCheck,
   lockForceUnlock,
@@ -46,58 +47,93 @@ export type LockWaitStyle =
  * after the release) proves nothing: the waiter asks Redis instead. A waiter refreshes its place
  * every third of `fairWaiterTimeout`; a dead one's place lapses.
  */
-export function lockBackend(ctx: ClientContext, name: string, kind: LockKind, style: LockWaitStyle): LockBackend {
-  const keys = lockKeys(ctx.options.keyPrefix, name);
-  // The scripts find the queue, the waiters, the hand-over channel and the release markers by the
-  // lock hash's name (keys.ts names them the same way): every call carries one key.
-  const lockKey = [keys.hash];
-  const { run } = ctx;
-  const { fairWaiterTimeout, commandTimeout } = ctx.options;
-  const refreshEvery = Math.max(1, Math.floor(fairWaiterTimeout / 3));
-  /** Hand-overs to this client's waiters arrive here. */
-  const handOverChannel = `${keys.handOverPrefix}:${ctx.clientId}`;
-
-  const setup: LockSetup = { ctx, lockKey, name, kind, style, handOverChannel, refreshEvery };
-
-  return {
-    name,
-    kind,
-    key: keys.hash,
-    identity: `${ctx.clientId}|${keys.hash}`,
-    renewScript: lockRenew,
-    checkScript: lockCheck,
-    begin: (owner, leaseMs) => new LockAcquisition(setup, owner, leaseMs),
-    async reenter(owner, holds, leaseMs, until) {
-      const sentAt = now();
-      const reply = await runUntilKnown(run, lockReenter, [keys.hash], [owner, holds, leaseMs], until);
-      return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
-    },
-    async release(owner, holdId, holds, until) {
-      // The marker must outlive every repeat of this call: they all run before `until`.
-      const keep = Math.max(0, until - now()) + commandTimeout;
-      const args = [owner, holds, keep, holdId];
-      return Number(await runUntilKnown(run, lockRelease, lockKey, args, until));
-    },
-    async forceUnlock() {
-      const args = [newOwnerId(), 2 * commandTimeout];
-      const until = now() + commandTimeout;
-      return Number(await runUntilKnown(run, lockForceUnlock, lockKey, args, until)) === 1;
-    },
-    async status(owner) {
-      return toStatus(await run(lockStatus, [keys.hash], [owner]));
-    },
-  };
+export function lockBackend(
+  ctx: ClientContext,
+  name: string,
+  kind: LockKind,
+  style: LockWaitStyle,
+  /** A FencedLock's token counter: every grant gets the holder's fencing token. */
+  fence?: string,
+): LockBackend {
+  return new ReentrantLockBackend(ctx, name, kind, style, fence);
 }
 
-/** What every acquisition of one lock shares. */
-interface LockSetup {
-  readonly ctx: ClientContext;
+/**
+ * The lock of one name, as one handle sees it; every acquisition through it shares it. A class,
+ * with what only waits need made on first use: `getLock(name)` per call is a common way to use it.
+ */
+class ReentrantLockBackend implements LockBackend {
+  readonly key: string;
+  /**
+   * The scripts find the queue, the waiters, the hand-over channel and the release markers by the
+   * lock hash's name (keys.ts names them the same way): every call carries one key.
+   */
   readonly lockKey: readonly string[];
-  readonly name: string;
-  readonly kind: LockKind;
-  readonly style: LockWaitStyle;
-  readonly handOverChannel: string;
-  readonly refreshEvery: number;
+  /** What acquire.lua is sent: the lock hash, and a FencedLock's token counter. */
+  readonly grantKeys: readonly string[];
+  readonly renewScript = lockRenew;
+  readonly checkScript = lockCheck;
+  #identity: string | undefined;
+  #handOverChannel: string | undefined;
+
+  constructor(
+    readonly ctx: ClientContext,
+    readonly name: string,
+    readonly kind: LockKind,
+    readonly style: LockWaitStyle,
+    fence: string | undefined,
+  ) {
+    this.key = lockHashKey(ctx.options.keyPrefix, name);
+    this.lockKey = [this.key];
+    this.grantKeys = fence === undefined ? this.lockKey : [this.key, fence];
+  }
+
+  get identity(): string {
+    return (this.#identity ??= `${this.ctx.clientId}|${this.key}`);
+  }
+
+  /** Hand-overs to this client's waiters arrive here. */
+  get handOverChannel(): string {
+    const { keyPrefix } = this.ctx.options;
+    return (this.#handOverChannel ??= `${lockKeys(keyPrefix, this.name).handOverPrefix}:${this.ctx.clientId}`);
+  }
+
+  /** A queued waiter refreshes its place this often. */
+  get refreshEvery(): number {
+    return Math.max(1, Math.floor(this.ctx.options.fairWaiterTimeout / 3));
+  }
+
+  begin(owner: string, leaseMs: number): Acquisition<Grant> {
+    return new LockAcquisition(this, owner, leaseMs);
+  }
+
+  async reenter(owner: string, holds: number, leaseMs: number, until: number): Promise<Grant | null> {
+    const sentAt = now();
+    const reply = await runUntilKnown(this.ctx.run, lockReenter, this.lockKey, [owner, holds, leaseMs], until);
+    return reply === null ? null : { since: sentAt, validUntil: provenUntil(sentAt, leaseMs) };
+  }
+
+  release(
+    owner: string,
+    holdId: string,
+    holds: number,
+    until: number,
+    lease?: { readonly left: number; readonly max: number },
+  ): Promise<number> {
+    const args = [owner, holds, markerTtl(until, lease), holdId];
+    return runUntilKnown(this.ctx.run, lockRelease, this.lockKey, args, until).then(Number);
+  }
+
+  async forceUnlock(): Promise<boolean> {
+    const { commandTimeout } = this.ctx.options;
+    const args = [newOwnerId(), 2 * commandTimeout];
+    const until = now() + commandTimeout;
+    return Number(await runUntilKnown(this.ctx.run, lockForceUnlock, this.lockKey, args, until)) === 1;
+  }
+
+  async status(owner: string): Promise<LockStatus> {
+    return toStatus(await this.ctx.run(lockStatus, this.lockKey, [owner]));
+  }
 }
 
 /** One acquisition of the lock by one owner: its attempts, and the tickets of those that queued. */
@@ -110,7 +146,7 @@ class LockAcquisition implements Acquisition<Grant> {
   readonly #reserve: number;
 
   constructor(
-    private readonly setup: LockSetup,
+    private readonly setup: ReentrantLockBackend,
     private readonly owner: string,
     private readonly leaseMs: number,
   ) {
@@ -143,7 +179,7 @@ class LockAcquisition implements Acquisition<Grant> {
   }
 
   attempt(deadline: number | undefined, listening: boolean, message: string | undefined): Promise<Attempt<Grant>> {
-    const { ctx, lockKey, style, refreshEvery } = this.setup;
+    const { ctx, grantKeys, style, refreshEvery } = this.setup;
     const handedAt = message === undefined ? undefined : this.#sent?.get(message);
     // The hand-over was written by the releasing client's connection: a WAIT on ours covers it only
     // after a write of ours, so replicaAcks takes hand-overs by a round trip.
@@ -152,7 +188,9 @@ class LockAcquisition implements Acquisition<Grant> {
     // with a few ms would be lost by the first stall before the watchdog renews it. An older
     // attempt (its place is refreshed every fairWaiterTimeout / 3) is confirmed by a round trip.
     if (trusted && provenUntil(handedAt, this.#reserve) > now() + this.#reserve / 2) {
-      return Promise.resolve(this.#granted(handedAt, this.#reserve, true));
+      const handed = this.#granted(handedAt, this.#reserve, true);
+      // A FencedLock's token is drawn while it holds: one round trip, which proves the hold too.
+      return grantKeys.length === 1 || !handed.acquired ? Promise.resolve(handed) : this.#withToken(handed, deadline);
     }
     // A wait queues once it listens for hand-overs: none goes out to a wait that would not hear it.
     const queue = style.queue && listening;
@@ -166,11 +204,23 @@ class LockAcquisition implements Acquisition<Grant> {
       const { fairWaiterTimeout } = ctx.options;
       args = [this.owner, this.leaseMs, fairWaiterTimeout, this.#reserve, this.waitId, ticket];
     }
-    return ctx.run(lockAcquire, lockKey, args, deadline).then((ttl): Attempt<Grant> => {
-      if (ttl === null) return this.#granted(sentAt, this.leaseMs);
+    return ctx.run(lockAcquire, grantKeys, args, deadline).then((reply): Attempt<Grant> => {
+      // Granted: nil, or a FencedLock's token (a string); otherwise the ms to wait (a number).
+      if (reply === null || typeof reply === 'string') {
+        return this.#granted(sentAt, this.leaseMs, false, reply === null ? undefined : BigInt(reply));
+      }
       // A queued waiter comes back before its place lapses, even while the holder's lease runs long.
-      return { acquired: false, retryIn: queue ? Math.min(Number(ttl), refreshEvery) : Number(ttl) };
+      return { acquired: false, retryIn: queue ? Math.min(Number(reply), refreshEvery) : Number(reply) };
     });
+  }
+
+  /** The token of a FencedLock handed over by message; not acquired if the hold ended meanwhile. */
+  async #withToken(handed: Attempt<Grant> & { acquired: true }, deadline: number | undefined): Promise<Attempt<Grant>> {
+    const { ctx, grantKeys } = this.setup;
+    const token = await ctx.run(fencedLockIssue, grantKeys, [this.owner], deadline);
+    // Lost in between (its reservation ran out): try again.
+    if (token === null) return { acquired: false, retryIn: 1 };
+    return { acquired: true, value: { ...handed.value, token: BigInt(token as string) } };
   }
 
   async giveUp(): Promise<void> {
@@ -178,11 +228,22 @@ class LockAcquisition implements Acquisition<Grant> {
   }
 
   /** A reply that came after the lease it set ran out grants nothing: try again. */
-  #granted(since: number, leased: number, byMessage = false): Attempt<Grant> {
+  #granted(since: number, leased: number, byMessage = false, token?: bigint): Attempt<Grant> {
     const validUntil = provenUntil(since, leased);
     if (validUntil <= now()) return { acquired: false, retryIn: 0 };
-    return { acquired: true, value: { since, validUntil, byMessage } };
+    return { acquired: true, value: { since, validUntil, byMessage, token } };
   }
+}
+
+/**
+ * How long a last release's marker must be kept (see lock/release): until every repeat of the call
+ * has run, which is before `until` (a call is cut then, but for the last moment MIN_CALL_MS gives
+ * it), measured on the server's clock (the allowance of provenUntil). "" when the lease the lock has
+ * left covers that without keeping the marker much longer: the marker then costs no expiry of its own.
+ */
+function markerTtl(until: number, lease: { readonly left: number; readonly max: number } | undefined): number | '' {
+  const needed = Math.ceil((Math.max(0, until - now()) + MIN_CALL_MS) * 1.01) + 2;
+  return lease && lease.left >= needed && lease.max <= 4 * needed ? '' : needed;
 }
 
 /** Reads the `{ exists, holds, ttl }` reply of a status script. */

@@ -8,9 +8,10 @@ import type { ChannelListener, LuaScript, RedisConnection, ScriptArg, ScriptRepl
 import { OwnSubscriber } from './own-subscriber.js';
 import { RespSubscriber, type RespEndpoint } from './resp-subscriber.js';
 import {
-  classifyClientError,
+  classifyRefusal,
   commandTail,
   evalWithFallback,
+  WAIT_REFUSED,
   type IsReplyError,
   type ScriptSender,
 } from './script-sender.js';
@@ -92,7 +93,7 @@ export class BunRedisConnection implements RedisConnection {
     try {
       return Number(await this.client.send('WAIT', [String(replicas), String(timeout)]));
     } catch (error) {
-      throw classifyClientError(error, 'WAIT', isBunReply);
+      throw classifyRefusal(error, 'WAIT', WAIT_REFUSED, isBunReply);
     }
   }
 

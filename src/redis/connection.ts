@@ -11,6 +11,12 @@ export interface LuaScript {
   readonly source: string;
   /** SHA1 of the source, for EVALSHA. */
   readonly sha: string;
+  /**
+   * The form a Cluster runs, when it differs: it first checks that its slot is not migrating (a
+   * script stopped half-way by a key that moved would leave a write half done). A server whose
+   * slots never move runs `source` itself.
+   */
+  readonly cluster?: LuaScript;
 }
 
 /** A script argument: numbers are sent as their decimal string. */
@@ -50,24 +56,33 @@ export interface RedisConnection {
   subscribe(channel: string, listener: ChannelListener): Promise<() => Promise<void>>;
 
   /**
+   * True for a Redis Cluster, whose slots may move between nodes while in use: scripts are then
+   * sent in their `cluster` form. Left out: one server (or Sentinel), whose keys never move.
+   */
+  readonly cluster?: boolean;
+
+  /**
    * Groups keys that one script may touch together: every key of a batch must map to one group.
    * A single server answers one group for all keys; a Cluster answers the key's hash slot.
    */
   batchGroup(key: string): string;
 
   /**
-   * Opens a connection of the adapter's own, named `name` (CLIENT SETNAME), for key tracking
-   * (server-pushed loss detection). Undefined where the deployment has none that serves every
-   * key (a Cluster): loss is then found by renewal alone. Left out by a connection of your own,
-   * likewise. `signal` aborts when the client shuts down: a connection still connecting then
-   * closes (and the promise rejects), so that nothing reconnects to a server that went away.
+   * Opens a connection of the adapter's own for key tracking (server-pushed loss detection, see
+   * docs/loss-detection.md), named `name` where the server allows `CLIENT SETNAME` (a refused name
+   * must not fail the connection). Undefined where the deployment has none that serves every key
+   * (a Cluster): loss is then found by renewal alone, and the client says so once. Optional: an
+   * adapter, or a connection of your own, may leave it out. `signal` aborts when the client shuts
+   * down: a connection still connecting then closes (and the promise rejects), so that nothing
+   * reconnects to a server that went away.
    */
   openTrackingLink?(name: string, signal: AbortSignal): Promise<TrackingLink> | undefined;
 
   /**
    * Redis' `WAIT replicas timeout` on the connection that serves `key` (the one its scripts were
    * sent on), so that it covers what they wrote: resolves with how many replicas acknowledged.
-   * Needed only for the `replicaAcks` option.
+   * Needed only for the `replicaAcks` option. Rejects with `CommandRefusedError` when Redis refuses
+   * `WAIT` (an ACL, a serverless tier), with `RedisUnavailableError` when it cannot be reached.
    */
   waitForReplicas?(key: string, replicas: number, timeout: number): Promise<number>;
 
@@ -76,19 +91,23 @@ export interface RedisConnection {
 }
 
 /**
- * A connection of the adapter's own for key tracking, connected. It fails its calls at once while
- * it is disconnected (no offline queue, nothing re-sent), and never keeps the process alive.
+ * A connection of the adapter's own for key tracking, connected. It speaks RESP2 whatever the
+ * user's client speaks (so that invalidations arrive as messages on `__redis__:invalidate`, not as
+ * RESP3 pushes a client may drop), fails its calls at once while it is disconnected (no offline
+ * queue, nothing re-sent), and never keeps the process alive.
  */
 export interface TrackingLink {
-  /** Sends any command (CLIENT LIST, CLIENT TRACKING). */
+  /** Sends any command (CLIENT TRACKING, CLIENT CACHING, EXISTS), with Redis' own error as the rejection. */
   command(args: readonly string[]): Promise<unknown>;
   /** Runs a script on this connection, as {@link RedisConnection.evalScript} does. */
   evalScript(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<ScriptReply>;
   /**
-   * Subscribes to `__redis__:invalidate` (again, after a reconnect): `onKeys` hears the keys
-   * Redis says changed, or null when all of them may have (FLUSHALL).
+   * Subscribes to `__redis__:invalidate` (again, after a reconnect), and resolves with this
+   * connection's id (`CLIENT ID`, asked while it is not subscribed: a subscribed RESP2 connection
+   * cannot), which tracking redirects to. `onKeys` hears the keys Redis says changed, or null when
+   * all of them may have (FLUSHALL).
    */
-  subscribeInvalidations(onKeys: (keys: readonly string[] | null) => void): Promise<void>;
+  subscribeInvalidations(onKeys: (keys: readonly string[] | null) => void): Promise<string>;
   /**
    * `down` when the connection is lost, `up` each time it is connected again, `end` when it is
    * closed for good without being asked to (it will not come back).

@@ -9,7 +9,7 @@ import { clusterSlot } from './cluster-slot.js';
 import type { ChannelListener, LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 import { OwnSubscriber } from './own-subscriber.js';
 import { RespSubscriber } from './resp-subscriber.js';
-import { classifyClientError, type IsReplyError } from './script-sender.js';
+import { classifyClientError, classifyRefusal, WAIT_REFUSED, type IsReplyError } from './script-sender.js';
 import { glideSubscriber, type GlideClusterLike, type GlideConfig } from './glide-subscriber.js';
 import { SlotPrimaries } from './slot-primaries.js';
 
@@ -101,6 +101,11 @@ export class GlideConnection implements RedisConnection {
     return this.#subscriber.subscribe(channel, listener);
   }
 
+  /** A GlideClusterClient: its slots may move, so scripts go in their Cluster form. */
+  get cluster(): boolean {
+    return this.#cluster;
+  }
+
   batchGroup(key: string): string {
     if (!this.#cluster) return '';
     // The slot's primary, from latchkey's own copy of the slot map (GLIDE keeps its own to itself);
@@ -117,7 +122,7 @@ export class GlideConnection implements RedisConnection {
     try {
       return Number(await this.client.customCommand(['WAIT', String(replicas), String(timeout)], route as never));
     } catch (error) {
-      throw classifyClientError(error, 'WAIT', isGlideReply);
+      throw classifyRefusal(error, 'WAIT', WAIT_REFUSED, isGlideReply);
     }
   }
 

@@ -9,8 +9,15 @@ import type {
 import { clusterSlot } from './cluster-slot.js';
 import { WriteCoalescer, type CorkableStream } from './coalesce-writes.js';
 import { RedisUnavailableError } from '../errors.js';
-import { classifyClientError, evalWithFallback, subscribeClassified, type ScriptSender } from './script-sender.js';
+import {
+  classifyRefusal,
+  evalWithFallback,
+  subscribeClassified,
+  WAIT_REFUSED,
+  type ScriptSender,
+} from './script-sender.js';
 import { ioredisTrackingLink, TRACKING_LINK_OPTIONS, type IoredisTrackingConnection } from './ioredis-tracking-link.js';
+import { followSubscriberMoves } from './ioredis-cluster-moves.js';
 import { Subscriptions } from './subscriptions.js';
 
 /** The part of an ioredis `Redis` or `Cluster` latchkey uses (typed here so ioredis is never imported). */
@@ -38,10 +45,12 @@ export interface IoredisSubscriber {
   ssubscribe(channel: string): Promise<unknown>;
   sunsubscribe(channel: string): Promise<unknown>;
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
-  on(event: 'ready' | 'subscribersReady' | 'end', listener: () => void): unknown;
+  on(event: 'ready' | 'subscribersReady' | 'end' | 'nodeError', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   off(event: 'ready' | 'subscribersReady', listener: () => void): unknown;
   disconnect(): void;
+  /** A Cluster's: reads the slot map again. */
+  refreshSlotsCache?(callback?: (error?: Error | null) => void): void;
 }
 
 export function isIoredis(value: unknown): value is IoredisLike {
@@ -59,6 +68,8 @@ export class IoredisConnection implements RedisConnection {
   /** The subscriber connection, once made; `#ready` resolves when it is ready for SUBSCRIBE. */
   #subscriber: IoredisSubscriber | undefined;
   #ready: Promise<IoredisSubscriber> | undefined;
+  /** Stops following a Cluster subscriber's moves. */
+  #stopFollowing = (): void => undefined;
   readonly #subscriptions: Subscriptions;
   readonly #writes = new WriteCoalescer();
   readonly #sender: ScriptSender = {
@@ -68,6 +79,7 @@ export class IoredisConnection implements RedisConnection {
 
   constructor(private readonly client: IoredisLike) {
     refuseSplitBrain(client);
+    refuseKeyPrefix(client);
     this.#subscriptions = new Subscriptions(
       async (channel) => {
         const subscriber = await this.#subscriberConnection();
@@ -98,6 +110,10 @@ export class IoredisConnection implements RedisConnection {
     return subscribeClassified(this.#subscriptions, channel, listener);
   }
 
+  get cluster(): boolean {
+    return this.client.isCluster === true;
+  }
+
   batchGroup(key: string): string {
     if (this.client.isCluster !== true) return '';
     // The slot's primary; a slot the client has not mapped yet is a group of its own.
@@ -109,7 +125,7 @@ export class IoredisConnection implements RedisConnection {
     try {
       return Number(await this.#nodeOf(key).call('WAIT', replicas, timeout));
     } catch (error) {
-      throw classifyClientError(error, 'WAIT');
+      throw classifyRefusal(error, 'WAIT', WAIT_REFUSED);
     }
   }
 
@@ -135,6 +151,7 @@ export class IoredisConnection implements RedisConnection {
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
     this.#ready = undefined;
+    this.#stopFollowing();
     subscriber?.disconnect();
     return Promise.resolve();
   }
@@ -167,12 +184,14 @@ export class IoredisConnection implements RedisConnection {
         if (readyBefore) void this.#subscriptions.reconnected(!cluster);
         readyBefore = true;
       });
+      if (cluster) this.#stopFollowing = followSubscriberMoves(subscriber);
       // Ended for good while in use (a client that does not reconnect, or ioredis giving up after
       // a Sentinel failover): a new duplicate takes over every channel.
       subscriber.on('end', () => {
         if (this.#subscriber !== subscriber || !readyBefore) return;
         this.#subscriber = undefined;
         this.#ready = undefined;
+        this.#stopFollowing();
         void this.#subscriptions.reconnected(true);
       });
       try {
@@ -223,4 +242,27 @@ function refuseSplitBrain(client: IoredisLike): void {
         'Use new Redis({ sentinels, name, failoverDetector: true }).',
     );
   }
+}
+
+/**
+ * ioredis' `keyPrefix` prefixes the keys of some commands (a script's keys) and not others
+ * (channels, commands sent by `call()` in capitals): a lock's key and the channel its waiters
+ * listen on would part ways, and key tracking would watch keys that do not exist. latchkey refuses
+ * it rather than half work; its own `keyPrefix` option puts every key and channel under a prefix.
+ * (A Cluster's `redisOptions.keyPrefix` is copied into its `options.keyPrefix` by ioredis.)
+ */
+function refuseKeyPrefix(client: IoredisLike): void {
+  const { options } = client as { options?: { keyPrefix?: string | Buffer } };
+  const prefix = options?.keyPrefix?.toString();
+  if (prefix === undefined || prefix === '') return;
+  const fix =
+    client.isCluster === true
+      ? 'a Cluster created without keyPrefix'
+      : "a client without it (redis.duplicate({ keyPrefix: '' }))";
+  throw new TypeError(
+    `Expected \`redis\` to be an ioredis client without \`keyPrefix\` (it has ${JSON.stringify(prefix)}): ` +
+      'ioredis prefixes the keys of scripts but not the channels waiters listen on, nor every command, so waits ' +
+      `would be slow and lost locks unnoticed. Give latchkey ${fix} and use LockClient's own keyPrefix option, ` +
+      `e.g. new LockClient(client, { keyPrefix: ${JSON.stringify(`${prefix}latchkey:`)} }).`,
+  );
 }

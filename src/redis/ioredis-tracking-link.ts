@@ -1,6 +1,7 @@
+/** How an ioredis client (5 or 6) gives latchkey a connection for key tracking (see TrackingLink). */
+import { connectUnlessAborted } from './connect-unless-aborted.js';
 import type { TrackingLink } from './connection.js';
 import { evalWithFallback, type ScriptSender } from './script-sender.js';
-import { connectUnlessAborted } from './tracking.js';
 
 /** The ioredis connection a tracking link is made of (a `duplicate()` of the user's client). */
 export interface IoredisTrackingConnection {
@@ -16,8 +17,13 @@ export interface IoredisTrackingConnection {
   disconnect(): void;
 }
 
-/** The options that make a duplicate fit for tracking (see TrackingLink). */
+/**
+ * The options that make a duplicate fit for tracking (see TrackingLink). `protocol: 2`: ioredis 6
+ * speaks RESP3 by default and drops the invalidation pushes Redis then sends (ioredis 5 has no
+ * such option, and speaks RESP2).
+ */
 export const TRACKING_LINK_OPTIONS = {
+  protocol: 2,
   lazyConnect: true,
   autoResubscribe: false,
   enableOfflineQueue: false,
@@ -44,6 +50,9 @@ export async function ioredisTrackingLink(
     if (message === null || Array.isArray(message)) onKeys?.(message?.map(String) ?? null);
   });
   let closing = false;
+  /** This connection's id while it is connected (asked again on each new socket). */
+  let id: string | undefined;
+  connection.on('close', () => (id = undefined));
   const sender: ScriptSender = {
     evalsha: (script, keys, args) => connection.evalsha(script.sha, keys.length, ...keys, ...args),
     eval: (script, keys, args) => connection.eval(script.source, keys.length, ...keys, ...args),
@@ -53,7 +62,11 @@ export async function ioredisTrackingLink(
     evalScript: (script, keys, args) => evalWithFallback(sender, script, keys, args),
     async subscribeInvalidations(listener) {
       onKeys = listener;
+      // Asked before subscribing (a subscribed connection cannot): after a reconnect the new socket
+      // is not subscribed, since autoResubscribe is off.
+      const known = (id ??= String(await connection.call('CLIENT', 'ID')));
       await connection.subscribe('__redis__:invalidate');
+      return known;
     },
     onState(listener) {
       connection.on('close', () => listener.down());

@@ -11,14 +11,15 @@ import { nodeRedisSentinelShape, type NodeRedisSentinelLike } from './node-redis
 import type { NodeRedisShape, ShardedSubscriber } from './node-redis-shape.js';
 import {
   nodeRedisTrackingLink,
-  trackingLinkOptions,
+  TRACKING_LINK_OPTIONS,
   type NodeRedisTrackingConnection,
 } from './node-redis-tracking-link.js';
 import {
-  classifyClientError,
+  classifyRefusal,
   commandTail,
   evalWithFallback,
   subscribeClassified,
+  WAIT_REFUSED,
   type ScriptSender,
 } from './script-sender.js';
 import { Subscriptions } from './subscriptions.js';
@@ -82,7 +83,7 @@ function shapeOf(client: AnyNodeRedis): NodeRedisShape {
     batchGroup: () => '',
     trackingLink(name, signal) {
       const duplicate = standalone as unknown as { duplicate(options: object): NodeRedisTrackingConnection };
-      return nodeRedisTrackingLink(duplicate.duplicate(trackingLinkOptions(name)), signal);
+      return nodeRedisTrackingLink(duplicate.duplicate(TRACKING_LINK_OPTIONS), name, signal);
     },
   };
 }
@@ -124,6 +125,10 @@ export class NodeRedisConnection implements RedisConnection {
     return subscribeClassified(this.#subscriptions, channel, listener);
   }
 
+  get cluster(): boolean {
+    return this.#shape.cluster === true;
+  }
+
   batchGroup(key: string): string {
     return this.#shape.batchGroup(key);
   }
@@ -136,7 +141,7 @@ export class NodeRedisConnection implements RedisConnection {
     try {
       return Number(await this.#shape.send(key, ['WAIT', String(replicas), String(timeout)]));
     } catch (error) {
-      throw classifyClientError(error, 'WAIT');
+      throw classifyRefusal(error, 'WAIT', WAIT_REFUSED);
     }
   }
 

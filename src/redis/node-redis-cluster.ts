@@ -7,7 +7,9 @@ type MessageListener = (message: string) => void;
 /** A node's connection inside a node-redis Cluster, as latchkey looks at it. */
 interface NodeConnection {
   readonly isReady: boolean;
-  on(event: 'ready' | 'server-sunsubscribe' | 'reconnecting', listener: () => void): unknown;
+  on(event: 'ready' | 'reconnecting', listener: () => void): unknown;
+  /** The server unsubscribed `channel` (its node lost the slot); node-redis 5 names it `sharded-channel-moved`. */
+  on(event: 'sharded-channel-moved' | 'server-sunsubscribe', listener: (channel: string) => void): unknown;
 }
 
 /**
@@ -112,6 +114,7 @@ function slotMapRefresher(
 export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisShape {
   const refresh = slotMapRefresher(cluster, downCommandConnection);
   return {
+    cluster: true,
     async send(key, args) {
       if (key !== undefined) {
         const slot = clusterSlot(key);
@@ -131,10 +134,7 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
        * Each channel: its listener, the primary it was subscribed on, and what answers the call
        * that subscribed it once `follow` subscribed it on another.
        */
-      const channels = new Map<
-        string,
-        { readonly listener: MessageListener; address: string | undefined; readonly answer: () => void }
-      >();
+      const channels = new Map<string, SubscribedChannel>();
       /**
        * After the slot map was read again: a channel whose slot a new primary serves (its node
        * died and the replica took over; node-redis drops its channels with it) is subscribed
@@ -154,9 +154,7 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
       const refreshSubscriber = slotMapRefresher(subscriber, downPubSubConnection, follow);
       // Errors surface through the calls that fail; the listener keeps them from crashing the process.
       subscriber.on('error', () => undefined);
-      // A channel whose slot moved is subscribed again on its new primary by node-redis;
-      // messages sent meanwhile were lost.
-      subscriber.on('sharded-shannel-moved-error', reconnected);
+      const reattach = reattacher(subscriber, channels, reconnected);
       /**
        * A shard's connection went down. Back on the same node, node-redis subscribes it again (and
        * says `ready`). Until then each attempt to reconnect reads the slot map again.
@@ -174,7 +172,10 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
         if (!connection || watched.has(connection)) return;
         watched.add(connection);
         connection.on('ready', reconnected);
-        connection.on('server-sunsubscribe', reconnected);
+        // Its node lost the slot (a failover demoted it): node-redis 5.12 drops the channel there
+        // and subscribes it nowhere else.
+        connection.on('sharded-channel-moved', (channel) => reattach(channel, connection));
+        connection.on('server-sunsubscribe', (channel) => reattach(channel, connection));
         connection.on('reconnecting', () => {
           if (repairing.has(slot)) return;
           repairing.add(slot);
@@ -199,7 +200,10 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
           channels.delete(channel);
           return subscriber.sUnsubscribe(channel);
         },
-        close: async () => void (await subscriber.disconnect().catch(() => undefined)),
+        close: async () => {
+          reattach.stop();
+          await subscriber.disconnect().catch(() => undefined);
+        },
       };
     },
     batchGroup(key) {
@@ -207,4 +211,67 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
       return cluster.slots[slot]?.master.address ?? `slot ${slot}`;
     },
   };
+}
+
+/** A channel of the subscriber: its listener, the primary it was subscribed on, and what answers its first subscription. */
+interface SubscribedChannel {
+  readonly listener: MessageListener;
+  address: string | undefined;
+  readonly answer: () => void;
+}
+
+/** Pauses between tries to subscribe a channel the server dropped again: the new primary may take a moment to be known. */
+const REATTACH_PAUSES_MS = [0, 250, 500, 1_000, 2_000, 4_000];
+
+/**
+ * Subscribes again, on the primary that serves it now, a channel whose node unsubscribed it (it
+ * lost the slot), after reading the slot map again; then tells the waiters to look again, since
+ * messages meanwhile were lost. Tried after growing pauses until every such channel is back.
+ */
+function reattacher(
+  subscriber: NodeRedisClusterSubscriber,
+  channels: ReadonlyMap<string, SubscribedChannel>,
+  reconnected: () => void,
+): { (channel: string, from: NodeConnection): void; stop(): void } {
+  const dropped = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let step = 0;
+  let stopped = false;
+  let startWith: NodeConnection | undefined;
+  const run = async (): Promise<void> => {
+    timer = undefined;
+    await subscriber._slots?.rediscover((startWith ?? {}) as never).catch(() => undefined);
+    const back = await Promise.all(
+      [...dropped].map(async (channel) => {
+        const entry = channels.get(channel);
+        if (!entry) return dropped.delete(channel);
+        try {
+          await subscriber.sSubscribe(channel, entry.listener);
+        } catch {
+          return false;
+        }
+        entry.address = subscriber.slots[clusterSlot(channel)]?.master.address;
+        return dropped.delete(channel);
+      }),
+    );
+    if (back.some(Boolean)) reconnected();
+    if (dropped.size > 0 && !stopped && ++step < REATTACH_PAUSES_MS.length) schedule();
+  };
+  const schedule = (): void => {
+    timer = setTimeout(() => void run(), REATTACH_PAUSES_MS[step]);
+    timer.unref();
+  };
+  const reattach = (channel: string, from: NodeConnection): void => {
+    if (stopped || !channels.has(channel)) return;
+    dropped.add(channel);
+    startWith = from;
+    if (timer !== undefined) return;
+    step = 0;
+    schedule();
+  };
+  reattach.stop = (): void => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+  return reattach;
 }

@@ -11,6 +11,8 @@ export interface ShardedSubscriber {
 
 /** How one kind of node-redis client (client, Cluster, Sentinel) does what the adapter needs. */
 export interface NodeRedisShape {
+  /** A Cluster: its slots may move (see RedisConnection.cluster). */
+  readonly cluster?: boolean;
   /** Sends a command that touches `key` (undefined: none) on the connection that serves it. */
   send(key: string | undefined, args: string[]): Promise<unknown>;
   /** Starts connecting a subscriber; `reconnected` is called whenever messages may have been lost. */

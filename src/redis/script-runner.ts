@@ -1,4 +1,5 @@
 import { now } from '../clock.js';
+import { DeadlineQueue, type Due } from '../engine/deadline-queue.js';
 import { RedisUnavailableError } from '../errors.js';
 import type { LuaScript, RedisConnection, ScriptArg, ScriptReply } from './connection.js';
 
@@ -20,12 +21,14 @@ const noReply = (script: LuaScript, ms: number): RedisUnavailableError =>
   new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`);
 
 export function createScriptRunner(
-  connection: Pick<RedisConnection, 'evalScript'>,
+  connection: Pick<RedisConnection, 'evalScript' | 'cluster'>,
   commandTimeout: number,
 ): ScriptRunner {
   const inFlight = new CallTimeouts(commandTimeout);
+  // A Cluster runs each script in the form that checks its slot is settled (see LuaScript.cluster).
+  const cluster = connection.cluster === true;
   return (script, keys, args, deadline) => {
-    const call = connection.evalScript(script, keys, args);
+    const call = connection.evalScript(cluster ? (script.cluster ?? script) : script, keys, args);
     const limit = deadline === undefined ? commandTimeout : Math.max(MIN_CALL_MS, deadline - now());
     // Cut sooner by a wait's own deadline: rare enough for a timer of its own. A deadline about
     // commandTimeout away (a release retried for commandTimeout, every unlock()) shares the one
@@ -36,22 +39,21 @@ export function createScriptRunner(
 }
 
 /**
- * Calls that all get the same time limit, on one timer: they time out in the order they were
- * made. A timer set and cleared per call cost every lock()/unlock() pair about a sixth of
- * latchkey's own JavaScript (measured with a connection that answers at once).
+ * Calls that all get the same time limit, in one deadline queue with one timer: a timer set and
+ * cleared per call cost every lock()/unlock() pair about a sixth of latchkey's own JavaScript
+ * (measured with a connection that answers at once).
  */
 class CallTimeouts {
-  /** In the order they were made, which is the order they time out in. */
-  readonly #pending = new Set<PendingCall>();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #pending = new DeadlineQueue<PendingCall>((time) => {
+    for (let due = this.#pending.takeDue(time); due; due = this.#pending.takeDue(time)) due.fail?.();
+  });
 
   constructor(private readonly ms: number) {}
 
   bound<T>(call: Promise<T>, onTimeout: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const entry: PendingCall = { at: now() + this.ms, fail: () => reject(onTimeout()) };
+      const entry: PendingCall = { at: now() + this.ms, slot: -1, fail: () => reject(onTimeout()) };
       this.#pending.add(entry);
-      if (this.#timer === undefined) this.#timer = this.#arm(this.ms);
       call.then(
         (value) => {
           this.#settled(entry);
@@ -66,35 +68,13 @@ class CallTimeouts {
   }
 
   #settled(entry: PendingCall): void {
-    this.#pending.delete(entry);
-    // A removed entry may still be reached from garbage already in the old generation (a Set's
-    // earlier tables): through `fail` it would keep the call's promise, and every async frame
-    // awaiting it, alive across scavenges, and so promote them all.
+    this.#pending.remove(entry);
+    // Nothing reaches the call's promise from the queue any more (see DeadlineQueue: no tables).
     entry.fail = undefined;
-  }
-
-  #arm(ms: number): NodeJS.Timeout {
-    const timer = setTimeout(() => this.#fire(), ms);
-    timer.unref();
-    return timer;
-  }
-
-  #fire(): void {
-    this.#timer = undefined;
-    const time = now();
-    for (const entry of this.#pending) {
-      if (entry.at > time) {
-        this.#timer = this.#arm(entry.at - time);
-        return;
-      }
-      this.#pending.delete(entry);
-      entry.fail?.();
-    }
   }
 }
 
-interface PendingCall {
-  readonly at: number;
+interface PendingCall extends Due {
   /** Rejects the call; undefined once it settled. */
   fail: (() => void) | undefined;
 }
@@ -127,21 +107,37 @@ export function retryPause(failures: number): number {
  * connection) is sent again, after a short pause, until `until` (epoch ms) passes; then the last
  * RedisUnavailableError is thrown and the outcome stays unknown.
  */
-export async function runUntilKnown(
+export function runUntilKnown(
   run: ScriptRunner,
   script: LuaScript,
   keys: readonly string[],
   args: readonly ScriptArg[],
   until: number,
 ): Promise<ScriptReply> {
+  // The first call is the usual last one: no retry loop is set up for it.
+  return run(script, keys, args, until).catch((error: unknown) =>
+    runAgainUntilKnown(run, script, keys, args, until, error),
+  );
+}
+
+async function runAgainUntilKnown(
+  run: ScriptRunner,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+  until: number,
+  firstError: unknown,
+): Promise<ScriptReply> {
+  let error = firstError;
   for (let failures = 0; ; failures++) {
+    if (!(error instanceof RedisUnavailableError)) throw error;
+    const pause = retryPause(failures);
+    if (now() + pause >= until) throw error;
+    await new Promise((resolve) => setTimeout(resolve, pause));
     try {
       return await run(script, keys, args, until);
-    } catch (error) {
-      if (!(error instanceof RedisUnavailableError)) throw error;
-      const pause = retryPause(failures);
-      if (now() + pause >= until) throw error;
-      await new Promise((resolve) => setTimeout(resolve, pause));
+    } catch (failure) {
+      error = failure;
     }
   }
 }

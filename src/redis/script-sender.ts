@@ -1,4 +1,4 @@
-import { RedisUnavailableError } from '../errors.js';
+import { CommandRefusedError, RedisUnavailableError } from '../errors.js';
 import type { ChannelListener, LuaScript, ScriptArg, ScriptReply } from './connection.js';
 import type { Subscriptions } from './subscriptions.js';
 
@@ -28,6 +28,28 @@ export function classifyClientError(error: unknown, what: string, isReply: IsRep
   const detail = error instanceof Error ? error.message : String(error);
   return new RedisUnavailableError(`Redis is unavailable (${what}): ${detail}`, { cause: error });
 }
+
+/**
+ * A failed command, classified: Redis' own error reply to it, other than one that says "not now"
+ * (see PASSING_REPLIES), means the server refuses it (an ACL without it, a managed service that
+ * does not offer it) and will again: a CommandRefusedError, whose message adds `consequence`.
+ * Anything else comes out as `classifyClientError` makes it.
+ */
+export function classifyRefusal(
+  error: unknown,
+  command: string,
+  consequence = '',
+  isReply: IsReplyError = byClassName,
+): Error {
+  const classified = classifyClientError(error, command, isReply);
+  if (classified instanceof RedisUnavailableError || classified instanceof CommandRefusedError) return classified;
+  const message = `Redis refused ${command} (${classified.message})${consequence && `: ${consequence}`}`;
+  return new CommandRefusedError(command, message, { cause: error });
+}
+
+/** What a refused WAIT means, and the fix. */
+export const WAIT_REFUSED =
+  "the replicaAcks option needs it, so no acquisition can count. Allow WAIT for latchkey's Redis user, or leave replicaAcks out.";
 
 function isNoScriptError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { RedisClient } from 'bun';
 import * as ioredis from 'ioredis';
 import { bunRedisConnection, LockClient } from '../../src/index.js';
-import { startServer } from '../helpers/redis.js';
+import { startServer } from '../../harness/server.js';
 import { clientCase, ioredisCases, type Deployments } from '../redis/client-cases.js';
 import { describeConformance } from '../redis/conformance.js';
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freePort } from '../../src/cli/redis-server.js';
-import { eventually, startServer, type TestServer } from '../helpers/redis.js';
+import { freePort } from '../../harness/redis-process.js';
+import { eventually } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { portOpen, processesTagged, runDemo, selling, stopIfRunning } from './demo-process.js';
 
 const SMALL = ['--workers', '3', '--products', '3', '--stock', '15', '--seconds', '20'];

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { PrimitiveReport } from '../../src/cli/decode.js';
 import type { Snapshot } from '../../src/cli/inspect.js';
-import { startCluster, startSentinel, type TestCluster, type TestSentinel } from '../helpers/cluster.js';
+import { startCluster, type TestCluster } from '../../harness/cluster.js';
+import { startSentinel, type TestSentinel } from '../../harness/sentinel.js';
 import { LockClient } from '../../src/index.js';
 import { cli } from './run-cli.js';
 

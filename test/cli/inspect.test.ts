@@ -4,7 +4,8 @@ import type { Snapshot } from '../../src/cli/inspect.js';
 import type { PrimitiveReport } from '../../src/cli/decode.js';
 
 type Report<K> = Extract<PrimitiveReport, { kind: K }>;
-import { eventually, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { cli } from './run-cli.js';
 
 let server: TestServer;

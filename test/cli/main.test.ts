@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { freePort } from '../../src/cli/redis-server.js';
+import { freePort } from '../../harness/redis-process.js';
 import { cli } from './run-cli.js';
 
 const version = (

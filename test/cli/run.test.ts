@@ -4,7 +4,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { eventually, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { cli, startCli } from './run-cli.js';
 
 let server: TestServer;

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { eventually, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { portOpen, processesTagged, runDemo, selling, stopIfRunning } from './demo-process.js';
 import type { Runtime } from './run-cli.js';
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockClient, type Lock, type LockClientOptions, type LockLease } from '../../src/index.js';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
-import { shutDownAfterFile, startReplicatedCluster, type ReplicatedCluster } from '../helpers/deployments.js';
+import { shutDownAfterFile } from '../../harness/cleanup.js';
+import { startReplicatedCluster, type ReplicatedCluster } from '../../harness/replicated-cluster.js';
 
 /** The hash slot of a lock name's keys (`latchkey:{name}:…`). */
 const slotOf = (name: string): number => clusterSlot(`{${name}}`);

@@ -1,24 +1,17 @@
 /**
- * Smoke test of the deployment harness (test/helpers/deployments.ts) with raw ioredis and
+ * Smoke test of the deployment harness (harness/replicated-cluster.ts, sentinel-group.ts,
+ * restartable-server.ts) with raw ioredis and
  * node-redis clients: every operation works and leaves the topology and data it promises.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Cluster, Redis } from 'ioredis';
-import {
-  directClient,
-  startReplicatedCluster,
-  startRestartableServer,
-  startSentinelGroup,
-  type DeploymentNode,
-  type NodeRedisCluster,
-  type NodeRedisSentinel,
-  type ReplicatedCluster,
-  type RestartableServer,
-  type SentinelGroup,
-} from '../helpers/deployments.js';
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+import { directClient, type NodeRedisCluster, type NodeRedisSentinel } from '../../harness/clients.js';
+import { startReplicatedCluster, type ReplicatedCluster } from '../../harness/replicated-cluster.js';
+import { startRestartableServer, type RestartableServer } from '../../harness/restartable-server.js';
+import { startSentinelGroup, type SentinelGroup } from '../../harness/sentinel-group.js';
+import type { DeploymentNode } from '../../harness/admin.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 
 /**
  * Retries `attempt` (a client catching up with a new topology) until it succeeds, each try bounded
@@ -26,17 +19,16 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  */
 async function retry(what: string, attempt: () => Promise<unknown>, ms = 10_000): Promise<number> {
   const started = Date.now();
-  for (;;) {
-    try {
+  await eventually(
+    async () => {
       await withTimeout(attempt(), 2_000);
-      return Date.now() - started;
-    } catch (error) {
-      if (Date.now() - started > ms) {
-        throw new Error(`${what}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      await sleep(20);
-    }
-  }
+      return true;
+    },
+    ms,
+    what,
+    { every: 20, retryErrors: true },
+  );
+  return Date.now() - started;
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

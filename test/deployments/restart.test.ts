@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockClient, LockLostError, type LockClientOptions } from '../../src/index.js';
-import { shutDownAfterFile, startRestartableServer, type RestartableServer } from '../helpers/deployments.js';
+import { shutDownAfterFile } from '../../harness/cleanup.js';
+import { startRestartableServer, type RestartableServer } from '../../harness/restartable-server.js';
 
 let server: RestartableServer;
 before(async () => {

@@ -7,7 +7,9 @@ import {
   type LockClientOptions,
   type LockLease,
 } from '../../src/index.js';
-import { directClient, shutDownAfterFile, startSentinelGroup, type SentinelGroup } from '../helpers/deployments.js';
+import { directClient } from '../../harness/clients.js';
+import { shutDownAfterFile } from '../../harness/cleanup.js';
+import { startSentinelGroup, type SentinelGroup } from '../../harness/sentinel-group.js';
 
 /**
  * Locks through Sentinel (1 master, 2 replicas, 3 Sentinels) with ioredis and node-redis: a

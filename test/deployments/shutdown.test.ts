@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { startCluster, startSentinel, type TestCluster, type TestSentinel } from '../helpers/cluster.js';
-import { startFixture, type FixtureProcess } from '../helpers/fixture-process.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { startCluster, type TestCluster } from '../../harness/cluster.js';
+import { startSentinel, type TestSentinel } from '../../harness/sentinel.js';
+import { startFixture, type FixtureProcess } from '../../harness/fixture-process.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 let cluster: TestCluster;

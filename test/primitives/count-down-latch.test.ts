@@ -3,7 +3,9 @@ import { spawn } from 'node:child_process';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { RedisUnavailableError } from '../../src/index.js';
-import { commandCalls, keysWithTtl, sleep, startServer, totalCalls, type TestServer } from '../helpers/redis.js';
+import { commandCalls, startServer, totalCalls, type TestServer } from '../../harness/server.js';
+import { keysWithTtl } from '../../harness/keys.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 import { contextOf } from '../../src/client.js';
 
 let server: TestServer;
@@ -108,8 +110,7 @@ describe('CountDownLatch: await', () => {
       let output = '';
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const deadline = Date.now() + 20_000;
-      while (!output.includes('waiting') && Date.now() < deadline) await sleep(20);
+      await eventually(() => output.includes('waiting'), 20_000, 'the child waiting', { every: 20 });
       for (let i = 0; i < 3; i++) await latch.countDown();
       assert.equal(await exited, 0);
       assert.match(output, /reached true/);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl, lockQueue } from '../../harness/keys.js';
 import type { Redis } from 'ioredis';
 import { RedisUnavailableError } from '../../src/index.js';
-import { startFixture, until, type FixtureProcess } from '../helpers/fixture-process.js';
-import { lockQueue } from '../helpers/lock-queue.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { startFixture, type FixtureProcess } from '../../harness/fixture-process.js';
+import { eventually, sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 let redis: Redis;
@@ -80,7 +80,7 @@ describe('FairLock: waiter liveness', () => {
     assert.ok(waited < timeout + 3_000, `blocked for ${waited} ms`);
     await survivor.unlock();
     // The dead waiter's unclaimed hand-over mark expires with its short reservation TTL.
-    await until(async () => (await redis.exists(queueKey('killed'), waitersKey('killed'))) === 0, 5_000);
+    await eventually(async () => (await redis.exists(queueKey('killed'), waitersKey('killed'))) === 0, 5_000);
   });
 });
 
@@ -105,7 +105,7 @@ describe('FairLock: a frozen server', () => {
     assert.ok(result === false || result instanceof RedisUnavailableError, String(result));
     assert.ok(took < 300 + 1_500, `took ${took} ms`);
     // The cut attempt may have queued when it finally ran; the cut leave, sent after it, removes it.
-    await until(async () => (await raw.llen(queueKey('frozen'))) === 0);
+    await eventually(async () => (await raw.llen(queueKey('frozen'))) === 0, 10_000);
   });
 
   it('lock() without waitTime rejects with RedisUnavailableError after commandTimeout', async () => {
@@ -123,7 +123,7 @@ describe('FairLock: a frozen server', () => {
     }
     assert.ok(error instanceof RedisUnavailableError, String(error));
     assert.ok(Date.now() - started < 300 + 1_500, `took ${Date.now() - started} ms`);
-    await until(async () => (await frozen.client().llen(queueKey('frozen-lock'))) === 0);
+    await eventually(async () => (await frozen.client().llen(queueKey('frozen-lock'))) === 0, 10_000);
   });
 });
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl, lockQueue, keysWithTtl } from '../../harness/keys.js';
 import type { Redis } from 'ioredis';
-import { lockQueue } from '../helpers/lock-queue.js';
-import { keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 let redis: Redis;

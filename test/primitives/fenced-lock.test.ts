@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl } from '../../harness/keys.js';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { LockLostError, LockNotHeldError } from '../../src/index.js';
-import { startFixture, startTs, until } from '../helpers/fixture-process.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { startFixture, startTs } from '../../harness/fixture-process.js';
+import { eventually, sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { fenceCounterKey } from '../../src/keys.js';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
 
@@ -129,14 +130,14 @@ describe('FencedLock: tokens', () => {
         await fencedA.unlock();
       }),
     ];
-    await until(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 1);
+    await eventually(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 1, 10_000);
     waits.push(
       plain.lock().then(async () => {
         granted.push('plain');
         await plain.unlock();
       }),
     );
-    await until(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 2);
+    await eventually(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 2, 10_000);
     waits.push(
       fencedB.lockAndGetToken().then(async (token) => {
         granted.push('fenced-b');
@@ -144,7 +145,7 @@ describe('FencedLock: tokens', () => {
         await fencedB.unlock();
       }),
     );
-    await until(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 3);
+    await eventually(async () => (await redis.llen('latchkey:{queued}:lock:queue')) === 3, 10_000);
     await holder.unlock();
     await Promise.all(waits);
     assert.deepEqual(granted, ['fenced-a', 'plain', 'fenced-b']);
@@ -202,16 +203,6 @@ describe('FencedLock: counters', () => {
       assert.ok(token > last.get(name)!, `${name}: ${token} > ${last.get(name)}`);
       await lock.unlock();
     }
-  });
-
-  it("folds an earlier version's per-name counter into the slot's: tokens never go back", async () => {
-    await redis.set('latchkey:{legacy}:lock:fence', '1000');
-    const lock = server.lockClient().getFencedLock('legacy');
-    assert.ok((await lock.lockAndGetToken()) > 1000n);
-    await lock.unlock();
-    assert.equal(await redis.exists('latchkey:{legacy}:lock:fence'), 0);
-    assert.ok((await lock.lockAndGetToken()) > 1001n);
-    await lock.unlock();
   });
 
   it('leaves no latchkey key without a TTL but the fencing counters', async () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { LatchkeyError, LockLostError, RedisUnavailableError } from '../../src/index.js';
-import { sleep, startServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer } from '../../harness/server.js';
 import { contextOf } from '../../src/client.js';
 
 const unhandled: unknown[] = [];

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { LockClient, LockClientOptions } from '../../src/index.js';
-import { startCluster, type TestCluster } from '../helpers/cluster.js';
-import { sleep } from '../helpers/redis.js';
+import { startCluster, type TestCluster } from '../../harness/cluster.js';
+import { sleep } from '../../harness/eventually.js';
 
 // Every script of the fair, spin and fenced locks touches several keys; on a Cluster they only run
 // when all of one lock's keys share its hash slot (CROSSSLOT otherwise).

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { lockAcquire, lockLeave, lockReenter, lockRelease } from '../../src/scripts/index.js';
 import { contextOf } from '../../src/client.js';
-import { assertNoKeyWithoutTtl, keysLeft as lockKeysLeft } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl, keysLeft as lockKeysLeft, lockQueue } from '../../harness/keys.js';
 import type { Redis } from 'ioredis';
-import { lockQueue } from '../helpers/lock-queue.js';
-import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 
 /** The lock hash, queue and waiters keys of lock `name`. */
 const lockKeys = (name: string): [string, string, string] => [
@@ -209,7 +209,7 @@ describe('Lock: hand-over to waiters, no barging', () => {
 
   it('the scripts are safe to repeat: an acquisition, a re-entry and a release sent twice count once', async () => {
     const keys = lockKeys('repeat');
-    const marker = (owner: string): string => `latchkey:{repeat}:lock:released:${owner}`;
+    const marker = (owner: string, hold: string): string => `latchkey:{repeat}:lock:released:${owner}:${hold}`;
     const run = (script: { source: string }, ...args: (string | number)[]): Promise<unknown> =>
       redis.eval(script.source, 1, keys[0], ...args);
     assert.equal(await run(lockAcquire, 'a:1', 30_000), null);
@@ -225,7 +225,13 @@ describe('Lock: hand-over to waiters, no barging', () => {
     assert.equal(await run(lockRelease, 'a:1', 1, 1_000, 'hold-2'), -1, 'another hold of the same owner');
     assert.equal(await run(lockRelease, 'b:1', 1, 1_000, 'hold-1'), -1, 'an owner that never held it');
     assert.equal(await redis.exists(keys[0]), 0);
-    assert.ok((await redis.pttl(marker('a:1'))) > 0, 'the marker expires');
+    assert.ok((await redis.pttl(marker('a:1', 'hold-1'))) > 0, 'the marker expires');
+    // A marker that may keep the lease the lock had left ("") keeps it.
+    assert.equal(await run(lockAcquire, 'c:1', 30_000), null);
+    assert.equal(await run(lockRelease, 'c:1', 1, '', 'hold-3'), 0);
+    const kept = await redis.pttl(marker('c:1', 'hold-3'));
+    assert.ok(kept > 25_000 && kept <= 30_000, `the marker keeps the lease left: ${kept} ms`);
+    assert.equal(await run(lockRelease, 'c:1', 1, '', 'hold-3'), 0, 'reported, not "not held"');
   });
 
   it('a hand-over names the wait and the ticket of the attempt that queued it; a wait that gives up passes it on', async () => {

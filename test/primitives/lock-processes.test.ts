@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
-import { startFixture, type FixtureProcess } from '../helpers/fixture-process.js';
-import { startServer, type TestServer } from '../helpers/redis.js';
+import { assertNoKeyWithoutTtl } from '../../harness/keys.js';
+import { startFixture, type FixtureProcess } from '../../harness/fixture-process.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 before(async () => {

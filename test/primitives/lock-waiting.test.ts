@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
-import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { assertNoKeyWithoutTtl } from '../../harness/keys.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 import { contextOf } from '../../src/client.js';
 
 let server: TestServer;
@@ -52,7 +53,7 @@ describe('Lock: event-driven waiting', () => {
     const admin = server.client();
     await admin.config('RESETSTAT');
     await holder.unlock();
-    while (order.length === 0) await sleep(5);
+    await eventually(() => order.length > 0, 10_000, 'a waiter woken', { every: 5 });
     await sleep(100);
     // One release script, then one acquire attempt by the single woken waiter.
     const scriptCalls = (await commandCalls(admin, 'evalsha')) + (await commandCalls(admin, 'eval'));

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl } from '../../harness/keys.js';
 import { LockLostError, LockNotHeldError, LockAcquireTimeoutError } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 before(async () => {
@@ -79,14 +80,20 @@ describe('Lock: ownership and re-entrancy', () => {
     assert.equal(await outer.isLocked(), false);
   });
 
-  it('unlock by a non-owner names the lock and the owner', async () => {
-    const lock = server.lockClient().getLock('not-held');
-    await assert.rejects(lock.unlock(), (error: unknown) => {
+  it('unlock through a fresh handle (the Redisson habit) says what happened and the two fixes', async () => {
+    const locks = server.lockClient();
+    await locks.getLock('not-held').lock();
+    await assert.rejects(locks.getLock('not-held').unlock(), (error: unknown) => {
       assert.ok(error instanceof LockNotHeldError);
       assert.equal(error.code, 'LATCHKEY_LOCK_NOT_HELD');
-      assert.match(error.message, /"not-held".*not held by owner/);
+      assert.match(error.message, /"not-held"/);
+      assert.match(error.message, /handle that locked/);
+      assert.match(error.message, /withLock\(\)/);
+      assert.match(error.message, /scope\(\)/);
       return true;
     });
+    assert.equal(await locks.getLock('not-held').isLocked(), true, 'the first lock is still held, as the message says');
+    await locks.getLock('not-held').forceUnlock();
   });
 
   it('forceUnlock deletes whoever holds it', async () => {

@@ -5,7 +5,8 @@ import { createClient } from 'redis';
 import { contextOf } from '../../src/client.js';
 import { lockRenew } from '../../src/scripts/index.js';
 import { LockClient, LockLostError, type Lock } from '../../src/index.js';
-import { commandCalls, eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 
 /**
  * Server-pushed loss detection at the default watchdogTimeout (30 s: renewal would take 10 s to
@@ -174,8 +175,8 @@ describe('server-pushed loss detection', () => {
       const reader = duplicates.find((made) => made.options.connectionName?.startsWith('latchkey-tracking-'));
       assert.ok(reader, 'the tracking reader was opened');
       reader.disconnect(true);
-      const { lossWatch } = contextOf(locks);
-      const renewal = lossWatch!.renew(lockRenew, ['latchkey:{closing-tracking}:lock'], [], Date.now() + 1_000);
+      const { loss } = contextOf(locks);
+      const renewal = loss.renew(lockRenew, ['latchkey:{closing-tracking}:lock'], [], Date.now() + 1_000);
       await assert.rejects(renewal, /Stream isn't writeable/);
       await sleep(100);
       assert.equal(lease.signal.aborted, false, String(lease.signal.reason));

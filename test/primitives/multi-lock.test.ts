@@ -12,7 +12,8 @@ import {
   type LockClient,
   type LockClientOptions,
 } from '../../src/index.js';
-import { commandCalls, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
+import { sleep } from '../../harness/eventually.js';
 
 // Short timeouts: a frozen server costs 400 ms, a crashed holder's lock lives 900 ms.
 const OPTIONS: LockClientOptions = { commandTimeout: 400, watchdogTimeout: 900 };

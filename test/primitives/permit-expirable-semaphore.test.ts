@@ -4,9 +4,10 @@ import { once } from 'node:events';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { LockNotHeldError, RedisUnavailableError } from '../../src/index.js';
-import { commandCalls, keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
+import { keysWithTtl, keysLeft } from '../../harness/keys.js';
+import { sleep } from '../../harness/eventually.js';
 import { contextOf } from '../../src/client.js';
-import { keysLeft } from '../helpers/leftovers.js';
 
 let server: TestServer;
 before(async () => {

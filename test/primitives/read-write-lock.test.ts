@@ -3,9 +3,10 @@ import { spawn } from 'node:child_process';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { LockLostError, LockNotHeldError, RedisUnavailableError, type LockClient } from '../../src/index.js';
-import { commandCalls, keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
+import { keysWithTtl, keysLeft } from '../../harness/keys.js';
+import { sleep } from '../../harness/eventually.js';
 import { contextOf } from '../../src/client.js';
-import { keysLeft } from '../helpers/leftovers.js';
 
 let server: TestServer;
 before(async () => {

@@ -10,7 +10,8 @@ import {
   type Lock,
   type LockClientOptions,
 } from '../../src/index.js';
-import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually, sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 // A frozen server costs one commandTimeout per call; keep it short.
 const OPTIONS: LockClientOptions = { commandTimeout: 300, watchdogTimeout: 900 };

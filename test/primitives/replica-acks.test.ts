@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { before, describe, it } from 'node:test';
 import { RedisUnavailableError } from '../../src/index.js';
-import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually, sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let primary: TestServer;
 let replica: TestServer;

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { RedisUnavailableError } from '../../src/index.js';
-import { commandCalls, keysWithTtl, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
+import { keysWithTtl, keysLeft } from '../../harness/keys.js';
+import { sleep } from '../../harness/eventually.js';
 import { contextOf } from '../../src/client.js';
-import { keysLeft } from '../helpers/leftovers.js';
 
 let server: TestServer;
 before(async () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertNoKeyWithoutTtl, keysLeft } from '../helpers/leftovers.js';
+import { assertNoKeyWithoutTtl, keysLeft } from '../../harness/keys.js';
 import type { Redis } from 'ioredis';
 import { LatchkeyError, LockNotHeldError, RedisUnavailableError, SPIN_BACKOFF_DEFAULTS } from '../../src/index.js';
 import { backoffDelay, resolveBackoff } from '../../src/primitives/spin-lock.js';
-import { until } from '../helpers/fixture-process.js';
-import { commandCalls, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually, sleep } from '../../harness/eventually.js';
+import { commandCalls, startServer, type TestServer } from '../../harness/server.js';
 import { contextOf } from '../../src/client.js';
 
 let server: TestServer;
@@ -144,7 +144,7 @@ describe('SpinLock: waiting by polling', () => {
     await assert.rejects(waiting, (error) => error === reason);
     assert.ok(Date.now() - started < 1_000);
     await holder.unlock();
-    await until(async () => !(await spin.isLocked()));
+    await eventually(async () => !(await spin.isLocked()), 10_000);
   });
 });
 

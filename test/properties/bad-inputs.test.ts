@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { LockClient } from '../../src/index.js';
-import { startServer } from '../helpers/redis.js';
+import { startServer } from '../../harness/server.js';
 import { entryPoints, type EntryPoint } from './entry-points.js';
 
 const server = await startServer();

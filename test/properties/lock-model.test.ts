@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { LockLostError, LockNotHeldError, type Lock } from '../../src/index.js';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
-import { startServer } from '../helpers/redis.js';
+import { assertNoKeyWithoutTtl } from '../../harness/keys.js';
+import { startServer } from '../../harness/server.js';
 import { Actor } from './actor.js';
 
 /**
@@ -61,7 +61,7 @@ class Unlock implements Cmd {
     const outcome = await as(r, this.actor, () => r.handles[this.actor]!.unlock()).then(
       () => 'released',
       (error: unknown) =>
-        error instanceof LockNotHeldError ? 'not held' : error instanceof LockLostError ? 'lost' : error,
+        error instanceof LockLostError ? 'lost' : error instanceof LockNotHeldError ? 'not held' : error,
     );
     if (m.holder !== this.actor && m.forced.has(this.actor)) {
       // Its lock was deleted behind it: unlock tells it so, once.

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { Semaphore } from '../../src/index.js';
-import { assertNoKeyWithoutTtl } from '../helpers/leftovers.js';
-import { startServer } from '../helpers/redis.js';
+import { assertNoKeyWithoutTtl } from '../../harness/keys.js';
+import { startServer } from '../../harness/server.js';
 
 /**
  * Model-based run of the Semaphore on a real server: random sequences of calls through two

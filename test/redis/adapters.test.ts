@@ -3,8 +3,9 @@ import { before, describe, it } from 'node:test';
 import * as ioredis from 'ioredis';
 import * as redis from 'redis';
 import { LockClient, RedisUnavailableError } from '../../src/index.js';
-import { startCluster, startSentinel } from '../helpers/cluster.js';
-import { startServer } from '../helpers/redis.js';
+import { startCluster } from '../../harness/cluster.js';
+import { startSentinel } from '../../harness/sentinel.js';
+import { startServer } from '../../harness/server.js';
 import { ioredisCases, nodeRedisCases, type Deployments } from './client-cases.js';
 import { describeConformance } from './conformance.js';
 

@@ -5,8 +5,9 @@
 import { Redis } from 'ioredis';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import { toConnection } from '../../src/redis/to-connection.js';
-import type { TestCluster, TestSentinel } from '../helpers/cluster.js';
-import type { TestServer } from '../helpers/redis.js';
+import type { TestCluster } from '../../harness/cluster.js';
+import type { TestSentinel } from '../../harness/sentinel.js';
+import type { TestServer } from '../../harness/server.js';
 import { readsProcessed, shardSubscribers, type AdapterCase } from './conformance.js';
 
 /** The deployments a test file started (filled in by its `before`). */
@@ -77,11 +78,6 @@ export function clientCase(
       for (const admin of admins.splice(0)) admin.disconnect();
     },
   };
-}
-
-/** The cases with loss detection by push marked pending (clients whose RESP3 pushes no tracking link hears yet). */
-export function pushLossPending(cases: AdapterCase[]): AdapterCase[] {
-  return cases.map((testCase) => ({ ...testCase, pushLoss: 'pending' }));
 }
 
 /**

@@ -5,9 +5,10 @@ import * as iovalkey from 'iovalkey';
 import * as redis from 'redis';
 import * as redis4 from 'redis4';
 import * as redis6 from 'redis6';
-import { startCluster, startSentinel } from '../helpers/cluster.js';
-import { startServer } from '../helpers/redis.js';
-import { ioredisCases, nodeRedisCases, pushLossPending, type Deployments } from './client-cases.js';
+import { startCluster } from '../../harness/cluster.js';
+import { startSentinel } from '../../harness/sentinel.js';
+import { startServer } from '../../harness/server.js';
+import { ioredisCases, nodeRedisCases, type Deployments } from './client-cases.js';
 import { describeConformance } from './conformance.js';
 
 // The conformance suite on every other version of the clients latchkey supports (package.json's
@@ -28,15 +29,15 @@ after(async () => {
 });
 describeConformance(
   [
-    // RESP3 by default: loss detection by push is pending (its tracking link hears RESP2 only).
-    ...pushLossPending(ioredisCases('ioredis 6', ioredis6, deployments)),
+    // RESP3 by default (latchkey's tracking link speaks RESP2 whatever the client speaks).
+    ...ioredisCases('ioredis 6', ioredis6, deployments),
     // iovalkey's Cluster subscribes on one node only: refused (wrong-client.test.ts).
     ...ioredisCases('iovalkey', iovalkey, deployments, ['standalone', 'sentinel']),
     // node-redis 4 has no Sentinel client.
     ...nodeRedisCases('node-redis 4', redis4, deployments, ['standalone', 'cluster']),
-    // RESP3 by default too: loss detection by push pending, as for ioredis 6.
-    ...pushLossPending(nodeRedisCases('node-redis 6', redis6, deployments)),
-    ...pushLossPending(nodeRedisCases('node-redis 5, RESP3', redis, deployments, ['standalone'], { RESP: 3 })),
+    // RESP3 by default too.
+    ...nodeRedisCases('node-redis 6', redis6, deployments),
+    ...nodeRedisCases('node-redis 5, RESP3', redis, deployments, ['standalone'], { RESP: 3 }),
   ],
   (of) => reference.find((peer) => peer.deployment === of.deployment),
 );

@@ -3,7 +3,7 @@ import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
 import { checkDuration, MAX_DURATION_MS } from '../../src/validate.js';
-import { startServer, type TestServer } from '../helpers/redis.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 before(async () => {

@@ -5,8 +5,10 @@ import { createCluster } from 'redis';
 import { contextOf } from '../../src/client.js';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
 import { LockClient, type LockClientOptions } from '../../src/index.js';
-import { startCluster, startSentinel, type TestCluster } from '../helpers/cluster.js';
-import { commandCalls, eventually, sleep } from '../helpers/redis.js';
+import { startCluster, type TestCluster } from '../../harness/cluster.js';
+import { startSentinel } from '../../harness/sentinel.js';
+import { commandCalls } from '../../harness/server.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 
 let cluster: TestCluster;
 let admins: Redis[];

@@ -12,7 +12,7 @@ import { lockKeys } from '../../src/keys.js';
 import type { LuaScript, RedisConnection } from '../../src/redis/connection.js';
 import { toConnection } from '../../src/redis/to-connection.js';
 import { lockStatus } from '../../src/scripts/index.js';
-import { eventually, sleep } from '../helpers/redis.js';
+import { eventually, sleep } from '../../harness/eventually.js';
 
 /** One adapter on one deployment, with a plain client of the deployment to look from. */
 export interface AdapterCase {
@@ -31,11 +31,6 @@ export interface AdapterCase {
   readsProcessed?: () => Promise<number>;
   /** Closes the clients this case made, at the end of the file. */
   close: () => Promise<void>;
-  /**
-   * Whether the adapter opens a tracking link for loss detection by push: checked when it does;
-   * `pending` where it opens one that cannot hear RESP3 pushes yet (ioredis 6, node-redis RESP3).
-   */
-  pushLoss?: 'pending';
 }
 
 /** A script as the generated index describes one: its name, source and SHA-1. */
@@ -183,27 +178,26 @@ function describeCase(testCase: AdapterCase, peer: AdapterCase | undefined): voi
         await other.shutdown();
       });
 
-    if (testCase.pushLoss !== 'pending')
-      it('tells a holder at once that its lock was deleted, where it can track keys (else at renewal)', async () => {
-        const { client, connection } = await make();
-        // Whether the adapter opens a tracking link here (none on a Cluster, nor node-redis' Sentinel).
-        const probing = new AbortController();
-        const link = connection.openTrackingLink?.('latchkey-conformance-probe', probing.signal);
-        const tracks = link !== undefined;
-        (await link?.catch(() => undefined))?.close();
-        probing.abort();
-        await connection.close();
-        // Without tracking, loss is found at the next renewal: a short lease makes it come soon.
-        const locks = new LockClient(client as never, tracks ? {} : { watchdogTimeout: 600 });
-        const lockName = `lost:${name}:${deployment}`;
-        const { signal } = await locks.getLock(lockName).acquire();
-        await sleep(100); // the hold is read on the tracking connection 50 ms after it is taken
-        const deleted = Date.now();
-        await admin().del(lockKeys('latchkey:', lockName).hash);
-        await eventually(() => signal.aborted, tracks ? 1_000 : 2_000, 'the lease signal aborted');
-        if (tracks) assert.ok(Date.now() - deleted < 1_000, 'by push, not by renewal (every 10 s)');
-        await locks.shutdown();
-      });
+    it('tells a holder at once that its lock was deleted, where it can track keys (else at renewal)', async () => {
+      const { client, connection } = await make();
+      // Whether the adapter opens a tracking link here (none on a Cluster, nor node-redis' Sentinel).
+      const probing = new AbortController();
+      const link = connection.openTrackingLink?.('latchkey-conformance-probe', probing.signal);
+      const tracks = link !== undefined;
+      (await link?.catch(() => undefined))?.close();
+      probing.abort();
+      await connection.close();
+      // Without tracking, loss is found at the next renewal: a short lease makes it come soon.
+      const locks = new LockClient(client as never, tracks ? {} : { watchdogTimeout: 600 });
+      const lockName = `lost:${name}:${deployment}`;
+      const { signal } = await locks.getLock(lockName).acquire();
+      await sleep(100); // the hold is read on the tracking connection 50 ms after it is taken
+      const deleted = Date.now();
+      await admin().del(lockKeys('latchkey:', lockName).hash);
+      await eventually(() => signal.aborted, tracks ? 1_000 : 2_000, 'the lease signal aborted');
+      if (tracks) assert.ok(Date.now() - deleted < 1_000, 'by push, not by renewal (every 10 s)');
+      await locks.shutdown();
+    });
 
     it('a LockClient on it holds, renews and releases a lock, and shuts down cleanly', async () => {
       const { client } = await make();

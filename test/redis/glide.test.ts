@@ -1,8 +1,8 @@
 import { after, before } from 'node:test';
 import * as ioredis from 'ioredis';
 import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide';
-import { startCluster } from '../helpers/cluster.js';
-import { startServer } from '../helpers/redis.js';
+import { startCluster } from '../../harness/cluster.js';
+import { startServer } from '../../harness/server.js';
 import { clientCase, ioredisCases, type Deployments } from './client-cases.js';
 import { describeConformance } from './conformance.js';
 

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { clusterSlot } from '../../src/redis/cluster-slot.js';
 import { allScripts } from '../../src/scripts/index.js';
-import { startCluster, type TestCluster } from '../helpers/cluster.js';
+import { startCluster, type TestCluster } from '../../harness/cluster.js';
 
 /**
  * While a Cluster slot migrates, a command in a script fails when it reaches a key the node lacks
@@ -51,9 +51,12 @@ async function writers(): Promise<typeof allScripts> {
   // They declare only their first key and reach each other one through lib/node-local, writing
   // only a key they just read on this node: nothing can fail after their first write.
   const batchRenewal = (source: string): boolean => source.startsWith('#!lua flags=allow-cross-slot-keys');
-  return allScripts.filter(
-    (script) => !batchRenewal(script.source) && commandsOf(script.source).some((command) => writes.has(command)),
-  );
+  // A Cluster runs each script in its Cluster form (see LuaScript.cluster).
+  return allScripts
+    .map((script) => script.cluster ?? script)
+    .filter(
+      (script) => !batchRenewal(script.source) && commandsOf(script.source).some((command) => writes.has(command)),
+    );
 }
 
 /** Every key of the slot on `node` with its value and TTL: what a script must leave as it was. */

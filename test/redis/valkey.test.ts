@@ -6,8 +6,9 @@ import * as ioredis from 'ioredis';
 import * as iovalkey from 'iovalkey';
 import * as redis from 'redis';
 import { findRedisServer } from '../../src/cli/redis-server.js';
-import { startCluster, startSentinel } from '../helpers/cluster.js';
-import { startServer } from '../helpers/redis.js';
+import { startCluster } from '../../harness/cluster.js';
+import { startSentinel } from '../../harness/sentinel.js';
+import { startServer } from '../../harness/server.js';
 import { clientCase, ioredisCases, nodeRedisCases, type Deployments } from './client-cases.js';
 import { describeConformance } from './conformance.js';
 

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { LockClient } from '../../src/index.js';
-import { until } from '../helpers/fixture-process.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually, sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { lockOwners, outcome, proxiedLockClient, show, startProxy, within } from './helpers.js';
 
 let server: TestServer;
@@ -64,7 +64,7 @@ describe('an abort while an attempt is in flight', { timeout: 30_000 }, () => {
         async () => (await lockOwners(admin, name)).size === 1,
       );
       try {
-        await until(async () => (await lockOwners(admin, name)).size === 0, 3_000);
+        await eventually(async () => (await lockOwners(admin, name)).size === 0, 3_000);
         assert.equal(await get(server.lockClient()).tryLock(), true);
       } finally {
         await locks.shutdown();
@@ -83,7 +83,7 @@ describe('an abort while an attempt is in flight', { timeout: 30_000 }, () => {
       async () => (await semaphore.availablePermits()) === 0,
     );
     try {
-      await until(async () => (await semaphore.availablePermits()) === 1, 3_000);
+      await eventually(async () => (await semaphore.availablePermits()) === 1, 3_000);
     } finally {
       await locks.shutdown();
     }

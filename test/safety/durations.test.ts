@@ -1,14 +1,15 @@
 /**
- * Issue 17, defect 8: durations are integer milliseconds (SPEC 2 and 3, "Durations"). Fractional,
- * huge or non-numeric values reject with a RangeError / TypeError that names the argument, before
- * anything is sent to Redis, at every public entry point that takes a duration; and every accepted
- * value works, including those beyond Node's 2^31-1 ms timer limit (timers must be chained).
+ * Durations are integer milliseconds (SPEC 2 and 3, "Durations"). Fractional, huge or non-numeric
+ * values reject with a RangeError / TypeError that names the argument, before anything is sent to
+ * Redis, at every public entry point that takes a duration; and every accepted value works,
+ * including those beyond Node's 2^31-1 ms timer limit (timers must be chained).
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { LockClient, type Lock } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { LockClient, MIN_LEASE_MS, type Lock } from '../../src/index.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { outcome, show, within } from './helpers.js';
 
 let server: TestServer;
@@ -165,7 +166,7 @@ const entryPoints: EntryPoint[] = [
   })),
 ];
 
-describe('defect 8: bad durations reject before Redis, naming the argument', { timeout: 28_000 }, () => {
+describe('bad durations reject before Redis, naming the argument', { timeout: 28_000 }, () => {
   for (const { label, argument, call } of entryPoints) {
     it(`${label}({ ${argument} })`, async () => {
       const failures = await badValues(argument, call);
@@ -183,7 +184,7 @@ async function staysUnaborted(signal: AbortSignal, ms: number): Promise<boolean>
   return !signal.aborted;
 }
 
-describe('defect 8: durations beyond 2^31-1 ms work', { timeout: 20_000 }, () => {
+describe('durations beyond 2^31-1 ms work', { timeout: 20_000 }, () => {
   it('acquire({ leaseTime: 30 days }): the signal does not abort and Redis keeps the lock', async () => {
     const lock = server.lockClient().getLock('thirty-days-acquire');
     const lease = await lock.acquire({ leaseTime: DAYS_30 });
@@ -276,3 +277,63 @@ describe('defect 8: durations beyond 2^31-1 ms work', { timeout: 20_000 }, () =>
     );
   });
 });
+
+describe(
+  'the shortest leases: refused below MIN_LEASE_MS, and the minimum is granted at once',
+  { timeout: 30_000 },
+  () => {
+    const TOO_SHORT = [1, 2, MIN_LEASE_MS - 1];
+    /** Every way to take a lock with a lease; each resolves once the lock is held. */
+    const takes: readonly [string, (lock: Lock, leaseTime: number) => Promise<unknown>][] = [
+      ['lock', (lock, leaseTime) => lock.lock({ leaseTime })],
+      // One attempt whose reply comes after its lease ran out grants nothing (a loaded machine can take
+      // 10 ms): with a waitTime it tries again.
+      ['tryLock', (lock, leaseTime) => lock.tryLock({ leaseTime, waitTime: 2_000 })],
+      ['acquire', (lock, leaseTime) => lock.acquire({ leaseTime })],
+      ['withLock', (lock, leaseTime) => lock.withLock(() => true, { leaseTime })],
+    ];
+
+    for (const [kind, get] of lockKinds) {
+      for (const [how, take] of takes) {
+        it(`${kind}.${how}`, async () => {
+          const locks = server.lockClient();
+          for (const leaseTime of TOO_SHORT) {
+            await assert.rejects(
+              Promise.resolve().then(() => take(get(locks), leaseTime)),
+              (error: unknown) => error instanceof RangeError && error.message.includes('`leaseTime`'),
+              `leaseTime ${leaseTime}`,
+            );
+          }
+          const result = await within(outcome(take(get(locks), MIN_LEASE_MS)), 3_000, undefined);
+          assert.ok(
+            result?.ok,
+            `leaseTime ${MIN_LEASE_MS}: ${result === undefined ? 'still pending after 3 s' : show(result)}`,
+          );
+          if (how === 'tryLock') assert.equal(result.value, true);
+        });
+      }
+    }
+
+    it('FencedLock.lockAndGetToken', async () => {
+      const fenced = server.lockClient().getFencedLock(fresh());
+      await assert.rejects(fenced.lockAndGetToken({ leaseTime: 2 }), RangeError);
+      const token = await within(fenced.lockAndGetToken({ leaseTime: MIN_LEASE_MS }), 3_000, undefined);
+      assert.equal(typeof token, 'bigint');
+    });
+
+    for (const argument of ['watchdogTimeout', 'maxLeaseTime']) {
+      it(`new LockClient({ ${argument} }): refused below the minimum; at it, lock() is granted`, async () => {
+        for (const value of TOO_SHORT) {
+          assert.throws(
+            () => new LockClient(server.client(), { [argument]: value }),
+            (error: unknown) => error instanceof RangeError && error.message.includes(`\`${argument}\``),
+          );
+        }
+        const lock = server.lockClient({ [argument]: MIN_LEASE_MS }).getLock(fresh());
+        const result = await within(outcome(lock.lock()), 3_000, undefined);
+        assert.ok(result?.ok, `lock(): ${result === undefined ? 'still pending after 3 s' : show(result)}`);
+        await lock.unlock().catch(() => undefined);
+      });
+    }
+  },
+);

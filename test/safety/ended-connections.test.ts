@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import type { LockLease } from '../../src/index.js';
-import { eventually, sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually, sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 /**
  * latchkey's own connections (the waiters' subscriber, the two tracking connections) are

@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { type LatchkeyWarning, type LockLease } from '../../src/index.js';
-import { eventually, startServer, type TestServer } from '../helpers/redis.js';
+import { eventually } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 /**
  * A server with maxmemory and an eviction policy other than noeviction deletes keys with a TTL

@@ -1,14 +1,15 @@
 /**
- * Issue 17, defect 5: an unlock() of one of 2 re-entrant holds that fails (its reply comes after
- * commandTimeout, though Redis applied it) must not silently abandon the hold that is left (SPEC 3,
- * "Retries are harmless": an outcome that stays unknown ends in a known state). After more than a
+ * An unlock() of one of 2 re-entrant holds that fails (its reply comes after commandTimeout, though
+ * Redis applied it) must not silently abandon the hold that is left (SPEC 3, "Retries are
+ * harmless": an outcome that stays unknown ends in a known state). After more than a
  * watchdogTimeout, either the lock is still held (renewed) or the outer lease's signal aborted.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { TcpProxy } from '../../faults/tcp-proxy.js';
+import type { TcpProxy } from '../../harness/tcp-proxy.js';
 import type { Lock, LockClient } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { heldInRedisBy, outcome, proxiedLockClient, show, startProxy } from './helpers.js';
 
 let server: TestServer;
@@ -51,7 +52,7 @@ async function unlockFailsThenCheck(
   );
 }
 
-describe('defect 5: a failed unlock() of one of 2 holds', { timeout: 20_000 }, () => {
+describe('a failed unlock() of one of 2 holds', { timeout: 20_000 }, () => {
   it('inside withLock(): the outer hold stays renewed or its signal aborts', async () => {
     const { locks, commandConnection } = await proxiedLockClient(server, proxy, {
       watchdogTimeout: WATCHDOG_MS,

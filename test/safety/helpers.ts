@@ -1,22 +1,21 @@
-import { after } from 'node:test';
+/**
+ * Shared by the safety tests: proxies, proxied clients, reading a lock's owners in Redis, and
+ * settling promises into values for assertions.
+ */
 import type { Redis } from 'ioredis';
-import { TcpProxy } from '../../faults/tcp-proxy.js';
+import { atFileEnd } from '../../harness/cleanup.js';
+import { TcpProxy } from '../../harness/tcp-proxy.js';
 import type { LockClient, LockClientOptions } from '../../src/index.js';
-import { sleep, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import type { TestServer } from '../../harness/server.js';
 
 /**
- * Shared by the regression tests of issue 17. Registered after test/helpers/redis.ts's own `after`
- * (imported above), so proxies close only once every client on them was shut down.
+ * A TCP proxy in front of `server`, closed when the file ends: after every client made on it later
+ * was shut down (the harness runs its clean-ups newest first).
  */
-const proxies: TcpProxy[] = [];
-after(async () => {
-  for (const proxy of proxies) await proxy.close().catch(() => undefined);
-});
-
-/** A TCP proxy in front of `server`, closed when the file ends. */
 export async function startProxy(server: TestServer): Promise<TcpProxy> {
   const proxy = await TcpProxy.start(server);
-  proxies.push(proxy);
+  atFileEnd(() => proxy.close());
   return proxy;
 }
 

@@ -1,13 +1,14 @@
 /**
- * Issue 17, defect 2: a hand-over that reaches the waiter late must not grant a lock it no longer
- * holds (SPEC 3, "Validity is measured from before the grant"). The release hands the lock to the
- * first waiter for a short reservation (min(lease, fairWaiterTimeout)); if the waiter learns of it
- * only after that ran out, `lock()` may resolve only after it made sure it holds the lock.
+ * A hand-over that reaches the waiter late must not grant a lock it no longer holds (SPEC 3,
+ * "Validity is measured from before the grant"). The release hands the lock to the first waiter for
+ * a short reservation (min(lease, fairWaiterTimeout)); if the waiter learns of it only after that
+ * ran out, `lock()` may resolve only after it made sure it holds the lock.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockClient, type Lock } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { heldInRedisBy, newConnections, proxiedLockClient, show, startProxy, within } from './helpers.js';
 
 let server: TestServer;
@@ -105,7 +106,7 @@ function assertNoOverlap(t: Timeline, what: string): void {
   );
 }
 
-describe('defect 2: a late hand-over never grants a lock the waiter does not hold', { timeout: 25_000 }, () => {
+describe('a late hand-over never grants a lock the waiter does not hold', { timeout: 25_000 }, () => {
   for (const [kind, get] of kinds) {
     it(`${kind}: Redis blocks (DEBUG SLEEP) right after running the release`, async () => {
       const name = `late-sleep-${kind}`;

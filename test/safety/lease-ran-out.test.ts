@@ -1,13 +1,14 @@
 /**
- * Issue 17, defect 9: when the lease ran out while the caller worked under the lock, the error it
- * gets says the lock was lost (LockLostError), not that it never held it (LockNotHeldError): from
- * withLock(), and from the lease's release() / dispose (what `await using` calls, where a second
- * error would come wrapped in a SuppressedError).
+ * When the lease ran out while the caller worked under the lock, the error it gets says the lock
+ * was lost (LockLostError), not that it never held it (LockNotHeldError): from withLock(), and from
+ * the lease's release() / dispose (what `await using` calls, where a second error would come
+ * wrapped in a SuppressedError).
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { LockLostError, type Lock, type LockClient } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { outcome, show } from './helpers.js';
 
 let server: TestServer;
@@ -30,7 +31,7 @@ function assertLost(result: Awaited<ReturnType<typeof outcome>>, what: string): 
   assert.ok(result.error instanceof LockLostError, `${what} rejected with ${show(result.error)}, not LockLostError`);
 }
 
-describe('defect 9: the lease ran out while the caller worked', { timeout: 20_000 }, () => {
+describe('the lease ran out while the caller worked', { timeout: 20_000 }, () => {
   for (const [kind, get] of kinds) {
     it(`${kind}.withLock(fn, { leaseTime }) with fn outlasting the lease rejects with LockLostError`, async () => {
       const lock = get(server.lockClient(), `with-lock-ran-out-${kind}`);

@@ -1,7 +1,7 @@
 /**
- * Issue 17, defect 3: a command Redis ran whose reply was lost is sent again (ioredis re-sends
- * in-flight commands after a reconnect, at its defaults), so a script runs twice. SPEC 3, "Retries
- * are harmless": every state-changing script gives the first run's outcome on a repeat.
+ * A command Redis ran whose reply was lost is sent again (ioredis re-sends in-flight commands after
+ * a reconnect, at its defaults), so a script runs twice. SPEC 3, "Retries are harmless": every
+ * state-changing script gives the first run's outcome on a repeat.
  *
  * The proxy forwards the command, swallows Redis' reply and cuts the connection; ioredis
  * reconnects and sends the command again. Commands are picked by the key names they carry (the
@@ -10,9 +10,10 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import type { TcpProxy } from '../../faults/tcp-proxy.js';
+import type { TcpProxy } from '../../harness/tcp-proxy.js';
 import { LockClient, LockNotHeldError } from '../../src/index.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { carries, lockOwners, outcome, proxiedLockClient, show, startProxy } from './helpers.js';
 
 let server: TestServer;
@@ -54,7 +55,7 @@ async function client(options?: ConstructorParameters<typeof LockClient>[1]): Pr
   return (await proxiedLockClient(server, proxy, options)).locks;
 }
 
-describe('defect 3: replies lost after Redis ran the command', { timeout: 25_000 }, () => {
+describe('replies lost after Redis ran the command', { timeout: 25_000 }, () => {
   it('a re-entrant unlock() (2 holds in a scope) whose reply was lost leaves exactly 1 hold', async () => {
     const locks = await client();
     const admin = server.client();
@@ -140,7 +141,7 @@ describe('defect 3: replies lost after Redis ran the command', { timeout: 25_000
   });
 });
 
-describe('defect 3, second method: CLIENT KILL run after the command, before its reply is written', () => {
+describe('replies lost, second method: CLIENT KILL run after the command, before its reply is written', () => {
   it(
     'a re-entrant unlock() (2 holds in a scope) whose connection was killed after it ran leaves 1 hold',
     {

@@ -1,17 +1,18 @@
 /**
- * Issue 17, defect 4: the pub/sub connection races its own handshake, and a lost subscription
- * strands waiters (SPEC 3, "Subscriptions survive reconnects"). A fresh LockClient whose first use
- * is a burst of waits subscribes while its pub/sub connection is still in its handshake (ioredis
- * writes SUBSCRIBE before its ready check's INFO, which then fails); it must neither reject those
- * waits nor lose their hand-overs. And a parked waiter must hear of a release made while its
- * pub/sub connection was down.
+ * The pub/sub connection races its own handshake, and a lost subscription strands waiters (SPEC 3,
+ * "Subscriptions survive reconnects"). A fresh LockClient whose first use is a burst of waits
+ * subscribes while its pub/sub connection is still in its handshake (ioredis writes SUBSCRIBE
+ * before its ready check's INFO, which then fails); it must neither reject those waits nor lose
+ * their hand-overs. And a parked waiter must hear of a release made while its pub/sub connection
+ * was down.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { ShutDownError, type Lock, type LockClient, type LockClientOptions } from '../../src/index.js';
 import { contextOf } from '../../src/client.js';
 import { lockKeys } from '../../src/keys.js';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { newConnections, outcome, proxiedLockClient, show, startProxy, within } from './helpers.js';
 
 let server: TestServer;
@@ -62,7 +63,7 @@ async function burstOfWaits(
   }
 }
 
-describe('defect 4: subscribing while the pub/sub connection is in its handshake', { timeout: 25_000 }, () => {
+describe('subscribing while the pub/sub connection is in its handshake', { timeout: 25_000 }, () => {
   it('a slow handshake (replies delayed 20 ms): waits started 2 ms apart neither reject nor strand', async () => {
     // The replies' delay holds the new pub/sub connection in its handshake (CLIENT SETINFO, then
     // the INFO ready check) for about 40 ms, while the waits' first attempts come back one by one
@@ -97,7 +98,7 @@ describe('defect 4: subscribing while the pub/sub connection is in its handshake
   });
 });
 
-describe('defect 4: a parked waiter after its pub/sub connection was killed', { timeout: 25_000 }, () => {
+describe('a parked waiter after its pub/sub connection was killed', { timeout: 25_000 }, () => {
   for (const kind of ['Lock', 'FairLock'] as const) {
     it(`${kind}: a release made while the connection was down reaches the waiter promptly`, async () => {
       const name = `pubsub-killed-${kind}`;

@@ -1,11 +1,12 @@
 /**
- * Issue 17, defect 1: one handle shared by concurrent tasks must exclude them (SPEC 2, "Owner
- * identity (revised)"): every acquisition is a new owner unless it runs inside the callback of a
- * withLock()/scope() that already holds that lock.
+ * One handle shared by concurrent tasks must exclude them (SPEC 2, "Owner identity (revised)"):
+ * every acquisition is a new owner unless it runs inside the callback of a withLock()/scope() that
+ * already holds that lock.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { sleep, startServer, type TestServer } from '../helpers/redis.js';
+import { sleep } from '../../harness/eventually.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 before(async () => {
@@ -37,7 +38,7 @@ async function concurrently(task: () => Promise<void>): Promise<void> {
   await Promise.all(Array.from({ length: TASKS }, task));
 }
 
-describe('defect 1: one handle shared by concurrent tasks', { timeout: 20_000 }, () => {
+describe('one handle shared by concurrent tasks', { timeout: 20_000 }, () => {
   it('lock()/unlock() on a module-level handle lets one task in at a time', async () => {
     const orders = server.lockClient().getLock('shared-lock');
     const cs = section();
@@ -112,7 +113,7 @@ describe('defect 1: one handle shared by concurrent tasks', { timeout: 20_000 },
   });
 });
 
-describe('defect 1: re-entry that must keep working', { timeout: 20_000 }, () => {
+describe('re-entry that must keep working', { timeout: 20_000 }, () => {
   it('withLock(A) nested inside withLock(A) re-enters', async () => {
     const locks = server.lockClient();
     const a = locks.getLock('nested-a');

@@ -1,13 +1,13 @@
 /**
- * Issue 17, defect 6: a renewal racing a normal release must not report the lock lost (SPEC 3,
- * Watchdog: only a renewal that finds the lock gone while it is held, or fails past its lease,
- * marks it lost). Many quick lock()/unlock() cycles on several locks, with the watchdog renewing
- * every few ms, must emit no `lockLost` at all.
+ * A renewal racing a normal release must not report the lock lost (SPEC 3, Watchdog: only a renewal
+ * that finds the lock gone while it is held, or fails past its lease, marks it lost). Many quick
+ * lock()/unlock() cycles on several locks, with the watchdog renewing every few ms, must emit no
+ * `lockLost` at all.
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { LockLostError } from '../../src/index.js';
-import { startServer, type TestServer } from '../helpers/redis.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 
 let server: TestServer;
 before(async () => {
@@ -19,7 +19,7 @@ const WATCHDOG_MS = 100;
 const LOCKS = 4;
 const CYCLES = 1_500;
 
-describe('defect 6: no lockLost for locks released normally', { timeout: 25_000 }, () => {
+describe('no lockLost for locks released normally', { timeout: 25_000 }, () => {
   it(`${LOCKS} locks x ${CYCLES} lock()/unlock() cycles, watchdogTimeout ${WATCHDOG_MS} ms: 0 lockLost`, async () => {
     const locks = server.lockClient({ watchdogTimeout: WATCHDOG_MS });
     const lost: string[] = [];

@@ -1,15 +1,15 @@
 /**
- * Issue 17, defect 7: a failure is never reported as "busy" (SPEC 3). Against a server that does
- * not answer (stopped with SIGSTOP), the try-variants reject with RedisUnavailableError, as lock()
- * does, instead of resolving false / null: false and null mean "held by someone else", and nobody
- * said so. That holds for one attempt and for a wait during which Redis never answered, whether
- * the wait is longer than commandTimeout (several calls, all failing) or shorter (no call answers
- * before the deadline).
+ * A failure is never reported as "busy" (SPEC 3). Against a server that does not answer (stopped
+ * with SIGSTOP), the try-variants reject with RedisUnavailableError, as lock() does, instead of
+ * resolving false / null: false and null mean "held by someone else", and nobody said so. That
+ * holds for one attempt and for a wait during which Redis never answered, whether the wait is
+ * longer than commandTimeout (several calls, all failing) or shorter (no call answers before the
+ * deadline).
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { RedisUnavailableError, type Lock, type LockClient } from '../../src/index.js';
-import { startServer, type TestServer } from '../helpers/redis.js';
+import { startServer, type TestServer } from '../../harness/server.js';
 import { outcome, show, within } from './helpers.js';
 
 const COMMAND_TIMEOUT_MS = 200;
@@ -105,7 +105,7 @@ const cases: Case[] = variants.flatMap(({ how, client, waitTime }, v): Case[] =>
   },
 ]);
 
-describe('defect 7: try-variants against an unreachable Redis reject', { timeout: 28_000 }, () => {
+describe('try-variants against an unreachable Redis reject', { timeout: 28_000 }, () => {
   for (const { label, warmUp, call } of cases) {
     it(`${label} rejects with RedisUnavailableError`, async () => {
       await warmUp();

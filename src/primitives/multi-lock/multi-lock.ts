@@ -110,10 +110,12 @@ class MultiLockCore implements LockCore {
         throw signal.reason;
       }
       if (held) return held;
+      // Shut down meanwhile (its members' waits ended so): the group's wait ends as every wait does.
+      this.ctx.assertOpen();
       if (failures.filter((f) => f.reason !== 'busy').length > this.#failureLimit) throw this.#quorumError(failures);
       if (waitTime === 0 || now() >= deadline) return undefined;
       // A short random pause: rivals that failed together do not retry in lockstep.
-      await sleep(Math.min(Math.random() * 50, Math.max(0, deadline - now())), signal);
+      await sleep(Math.min(Math.random() * 50, Math.max(0, deadline - now())), signal, this.ctx.closing);
     }
   }
 
@@ -204,7 +206,7 @@ class MultiLockCore implements LockCore {
       const index = indexes[i]!;
       if (outcome?.ok) return void values.set(index, outcome.value);
       const error = outcome?.error;
-      const notHeld = error instanceof LockNotHeldError || error instanceof LockLostError;
+      const notHeld = error instanceof LockNotHeldError;
       const reason = notHeld ? 'not-held' : (outcome?.reason ?? 'timeout');
       failures.push({ index, name: this.members[index]!.name, reason, error });
     });

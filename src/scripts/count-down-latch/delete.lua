@@ -7,7 +7,7 @@ ARGV[1]  channel waiters listen on
 ARGV[2]  how long the marker is kept, in ms
 Returns  1 when a latch was deleted, 0 when none was set ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/once.lua
 local done = remembered()
 if done then

@@ -7,7 +7,7 @@ ARGV[1]  count (integer >= 0)
 ARGV[2]  how long the marker is kept, in ms
 Returns  1 when set (or 0 asked for and no latch is set), 0 when a latch was already set ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/once.lua
 local done = remembered()
 if done then

@@ -1,5 +1,5 @@
 -- lib/lock-hand-over: included by the lock scripts that free the lock (release, force-unlock, leave).
--- handOver(): the lock hash (KEYS[1]) was just deleted, or found free; give the lock to the first
+-- handOver(): the lock hash (KEYS[1]) was just deleted (or renamed), or found free; give the lock to the first
 -- live waiter of its queue (<KEYS[1]>:queue, places in <KEYS[1]>:waiters, see lock/acquire): its
 -- place is given up, it holds the lock once, for the reservation its place names (its lease, but
 -- no longer than its own place would outlive it dead), and it is told "=<wait id>|<ticket>" on its
@@ -7,7 +7,8 @@
 -- names the attempt that wrote the place: the waiter knows when it sent that attempt, so it knows
 -- the reservation started after then. Places that lapsed are dropped on the way; with no live
 -- waiter left the lock stays free (a waiter whose place lapsed while it still lives queues again at
--- its next refresh).
+-- its next refresh). A holder with waiters behind it carries the field "queued" (set by them or
+-- here), so that its release looks for them; a release without it knows nobody queued.
 local function handOver()
   local queue, waiters = KEYS[1] .. ':queue', KEYS[1] .. ':waiters'
   local now
@@ -22,7 +23,10 @@ local function handOver()
       string.match(redis.call('hget', waiters, head) or '', '^(%d+)|(%d+)|([^|]*)|([^|]*)|')
     redis.call('hdel', waiters, head)
     if lapses and tonumber(lapses) > now then
-      redis.call('hset', KEYS[1], head, 1)
+      redis.call('hset', KEYS[1], head, '1')
+      if redis.call('llen', queue) > 0 then
+        redis.call('hset', KEYS[1], 'queued', '1')
+      end
       redis.call('pexpire', KEYS[1], reserve)
       local client = string.match(head, '^([^:]*):') or head
       redis.call('spublish', KEYS[1] .. ':hand-over:' .. client, '=' .. waitId .. '|' .. ticket)

@@ -5,32 +5,38 @@ so a process that just released cannot take the lock again ahead of those alread
 Waiters whose place lapsed (they stopped refreshing it: the process died) are skipped.
 Safe to repeat: an owner that already holds the lock is this very call run again (its reply was
 lost), or the waiter a release handed the lock to: either way it holds it once, with its lease.
-KEYS[1]  lock hash: field = owner id, value = hold count. Beside it, named after it (same hash
-         tag, so same Cluster slot), and not sent, to keep every call small:
+KEYS[1]  lock hash: field = owner id, value = hold count; "queued" = "1" once someone queued behind
+         the holder (its release then hands the lock over, see lib/lock-hand-over); "token" for a
+         FencedLock. Beside it, named after it (same hash tag, so same Cluster slot), and not
+         sent, to keep every call small:
          <KEYS[1]>:queue    list: waiting owner ids, in request order
          <KEYS[1]>:waiters  hash: owner id -> "<place lapses at>|<reservation ms>|<wait id>|<ticket>|<queued at>"
          (server ms; reservation: how long a lock handed to it is kept for it; the ticket names the
          attempt that wrote the place, and comes back with the hand-over)
+KEYS[2]  a FencedLock's token counter (see fenced-lock/issue); given, the grant issues the holder's
+         fencing token in the same step
 ARGV[1]  owner id ("<client id>:<owner id>")
 ARGV[2]  lease in ms
 ARGV[3]  to queue: how long a place is kept without a refresh, in ms (left out: one try only)
 ARGV[4]  to queue: the reservation in ms
 ARGV[5]  to queue: the wait id
 ARGV[6]  to queue: the ticket of this attempt
-Returns  nil when acquired; otherwise ms worth waiting before trying again: the holder's remaining
-         TTL, or when the lock is free, until the head's place lapses ]]
+Returns  nil when acquired (a FencedLock: its token, a decimal string); otherwise ms worth waiting
+         before trying again: the holder's remaining TTL, or when the lock is free, until the
+         head's place lapses ]]
 --!include lib/settled-slot.lua
+--!include lib/fence.lua
 local owner = ARGV[1]
 local queue, waiters = KEYS[1] .. ':queue', KEYS[1] .. ':waiters'
 -- Fast path: no lock and no waiter at all. The check also stops the call while the slot migrates.
 if existsInSettledSlot(waiters) == 0 then
-  redis.call('hset', KEYS[1], owner, 1)
+  redis.call('hset', KEYS[1], owner, '1')
   redis.call('pexpire', KEYS[1], ARGV[2])
-  return nil
+  return issueToken()
 end
 if redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('pexpire', KEYS[1], ARGV[2])
-  return nil
+  return issueToken()
 end
 local function clock()
   local time = redis.call('time')
@@ -41,7 +47,8 @@ local function lapses(entry)
 end
 
 local now
-if redis.call('exists', KEYS[1]) == 0 then
+local held = redis.call('exists', KEYS[1]) == 1
+if not held then
   now = clock()
   while true do
     local head = redis.call('lindex', queue, 0)
@@ -56,9 +63,12 @@ if redis.call('exists', KEYS[1]) == 0 then
       redis.call('lpop', queue)
     end
     redis.call('hdel', waiters, owner)
-    redis.call('hset', KEYS[1], owner, 1)
+    redis.call('hset', KEYS[1], owner, '1')
+    if redis.call('llen', queue) > 0 then
+      redis.call('hset', KEYS[1], 'queued', '1')
+    end
     redis.call('pexpire', KEYS[1], ARGV[2])
-    return nil
+    return issueToken()
   end
 end
 
@@ -72,6 +82,10 @@ if ARGV[3] then
   end
   local place = (now + timeout) .. '|' .. ARGV[4] .. '|' .. ARGV[5] .. '|' .. ARGV[6] .. '|' .. queuedAt
   redis.call('hset', waiters, owner, place)
+  -- Behind a holder: its release must look for the queue.
+  if held then
+    redis.call('hset', KEYS[1], 'queued', '1')
+  end
   -- The queue lives as long as its longest-lived place, so waiters that all died leave nothing behind.
   for _, key in ipairs({ queue, waiters }) do
     if redis.call('pttl', key) < timeout then

@@ -6,7 +6,7 @@ ARGV[1]  the call's id
 ARGV[2]  how long the marker is kept, in ms
 Returns  1 when a lock was deleted, 0 when there was none ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/lock-hand-over.lua
 local marker = KEYS[1] .. ':released:force:' .. ARGV[1]
 if redis.call('exists', marker) == 1 then

@@ -7,7 +7,7 @@ KEYS[1]  lock hash (see lock/acquire for the keys named after it)
 ARGV[1]  owner id
 Returns  1 when the owner held the lock and it was passed on, 0 otherwise ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/lock-hand-over.lua
 if redis.call('hdel', KEYS[1] .. ':waiters', ARGV[1]) == 1 then
   redis.call('lrem', KEYS[1] .. ':queue', 0, ARGV[1])

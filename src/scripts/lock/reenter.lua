@@ -7,7 +7,7 @@ ARGV[2]  the owner's holds as the caller knows them (before this one)
 ARGV[3]  lease in ms
 Returns  1 when the owner holds the lock (one more now), nil when it holds none any more ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 local holds = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 if not holds then
   return nil

@@ -9,7 +9,7 @@ ARGV[2]  permit id (random, unguessable; one per acquisition)
 ARGV[3]  lease in ms, or "" for a permit held until released
 Returns  nil when acquired; otherwise ms until the next lease runs out, or -1 when none will ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/expirable-leases.lua
 if redis.call('zscore', KEYS[2], ARGV[2]) then
   return nil

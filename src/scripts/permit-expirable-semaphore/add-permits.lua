@@ -8,7 +8,7 @@ ARGV[3]  "set": only if never set; "add": add to the total
 ARGV[4]  how long the marker is kept, in ms
 Returns  1 when changed, 0 when "set" found a total already there ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/once.lua
 local done = remembered()
 if done then

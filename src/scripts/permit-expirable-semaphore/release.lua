@@ -9,7 +9,7 @@ ARGV[2]  permit id
 ARGV[3]  how long the marker is kept, in ms
 Returns  1 when released, 0 when no such permit is out (unknown, released, or its lease ran out) ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/expirable-leases.lua
 if redis.call('zrem', KEYS[2], ARGV[2]) == 0 then
   return redis.call('exists', KEYS[3])

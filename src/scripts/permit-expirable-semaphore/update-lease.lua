@@ -6,7 +6,7 @@ ARGV[2]  permit id
 ARGV[3]  new lease in ms
 Returns  1 when updated, 0 when no such permit is out ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/expirable-leases.lua
 if not redis.call('zscore', KEYS[2], ARGV[2]) then
   return 0

@@ -10,7 +10,7 @@ ARGV[3]  the owner's read holds as the caller knows them (0: a new reader)
 Returns  nil when acquired; -3 when a re-entering owner holds no read hold any more; otherwise
          the write holder's remaining TTL in ms ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/rw-readers.lua
 if redis.call('exists', KEYS[1]) == 1 and redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
   -- PTTL says 0 in the last millisecond before expiry; 1 makes the waiter retry then, not much later.

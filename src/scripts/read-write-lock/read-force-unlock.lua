@@ -7,7 +7,7 @@ ARGV[1]  channel waiting writers listen on
 ARGV[2]  how long the marker is kept, in ms
 Returns  1 when a live reader was dropped, 0 when there was none ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/rw-readers.lua
 if redis.call('exists', KEYS[3]) == 1 then
   return 1

@@ -14,7 +14,7 @@ ARGV[4]  how long the marker is kept, in ms
 ARGV[5]  the hold's id (the marker's value)
 Returns  -1 when the owner holds no live read hold; otherwise its read holds left ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/rw-readers.lua
 local now = serverNow()
 local expiry = tonumber(redis.call('hget', KEYS[2], 't:' .. ARGV[1]) or '0')

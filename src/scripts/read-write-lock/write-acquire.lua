@@ -9,7 +9,7 @@ ARGV[2]  lease in ms
 Returns  nil when acquired; otherwise ms until the blocking holder's lease runs out (the
          writer's, or the latest reader's) ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/rw-readers.lua
 if redis.call('exists', KEYS[1]) == 1 then
   if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then

@@ -9,7 +9,7 @@ ARGV[2]  channel waiting writers listen on
 ARGV[3]  how long the marker is kept, in ms
 Returns  1 when a write lock was deleted, 0 when there was none ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/rw-readers.lua
 if redis.call('exists', KEYS[3]) == 1 then
   return 1

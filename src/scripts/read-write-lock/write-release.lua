@@ -14,7 +14,7 @@ ARGV[5]  how long the marker is kept, in ms
 ARGV[6]  the hold's id (the marker's value)
 Returns  -1 when the owner holds no write hold; otherwise its write holds left (0: freed) ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/rw-readers.lua
 local holds = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 if not holds then

@@ -14,7 +14,7 @@ ARGV[6]  how long grants are remembered (ms)
 Returns  nil when acquired (or acquired already by this acquisition: a repeat); otherwise ms after
          which to retry (the waiter's refresh period, or sooner when the head's entry goes stale) ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n = tonumber(ARGV[1])

@@ -8,7 +8,7 @@ ARGV[2]  channel: when permits were added and some are free, wakes one waiter pe
 ARGV[3]  how long the marker is kept, in ms
 Returns  the available count afterwards ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/once.lua
 local done = remembered()
 if done then

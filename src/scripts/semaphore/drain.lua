@@ -5,7 +5,7 @@ KEYS[2]  this call's marker
 ARGV[1]  how long the marker is kept, in ms
 Returns  the number of permits taken (0 when none was available) ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/once.lua
 local done = remembered()
 if done then

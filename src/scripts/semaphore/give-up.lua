@@ -14,7 +14,7 @@ ARGV[3]  channel
 ARGV[4]  how long grants are remembered (ms)
 Returns  1 when permits were given back, 0 when the acquisition had taken nothing ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 local wasHead = redis.call('zrange', KEYS[2], 0, 0)[1] == ARGV[1]
 redis.call('hdel', KEYS[3], ARGV[1])
 redis.call('zrem', KEYS[2], ARGV[1])

@@ -7,7 +7,7 @@ ARGV[2]  channel: wakes one waiter per permit set
 ARGV[3]  how long the marker is kept, in ms
 Returns  1 when set, 0 when the semaphore already had a count ]]
 --!include lib/settled-slot.lua
-existsInSettledSlot()
+assertSettledSlot()
 --!include lib/once.lua
 local done = remembered()
 if done then

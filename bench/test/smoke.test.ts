@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, floorOnServers, HAND_OVER_RING } from '../names.js';
+import type { BenchResults } from '../report.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const out = mkdtempSync(join(tmpdir(), 'latchkey-bench-'));
+after(() => rmSync(out, { recursive: true, force: true }));
+
+function runBench(): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'bench/run.ts', '--quick', '--out', out],
+      { cwd: root, timeout: 90_000 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`bench failed: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr }),
+    );
+  });
+}
+
+// The benchmark itself, in its quick mode, so that it cannot rot. No timing is asserted: only that
+// every scenario ran for every library, wrote its files, and that no two holders ever overlapped.
+describe('npm run bench -- --quick', () => {
+  it('runs every scenario and library, writes JSON and SVG, and sees no overlapping holders', async () => {
+    const { stdout, stderr } = await runBench();
+    assert.match(stderr, /\[6\/6\]/, 'progress is reported while it runs');
+    const files = readdirSync(out);
+    const json = files.find((file) => file.endsWith('.json'));
+    assert.ok(json, `no JSON written: ${files.join(', ')}`);
+    assert.ok(
+      files.some((file) => file.endsWith('.svg')),
+      'no SVG written',
+    );
+    assert.match(readFileSync(join(out, json.replace(/\.json$/, '.svg')), 'utf8'), /^<svg[^>]*>[\s\S]*<\/svg>\n$/);
+    const results = JSON.parse(readFileSync(join(out, json), 'utf8')) as BenchResults;
+
+    const libraries = ['latchkey Lock', 'latchkey FairLock', 'redlock', 'redis-semaphore'];
+    assert.deepEqual(
+      results.single.map((row) => row.library),
+      [FLOOR_TWO_SCRIPTS, FLOOR_LOCK_SCRIPTS, ...libraries],
+    );
+    assert.deepEqual(
+      results.concurrent.map((row) => row.library),
+      libraries,
+    );
+    // The hand-over ring runs first in each configuration (once in a quick run), then the libraries.
+    assert.deepEqual(
+      results.contention.map((row) => row.library),
+      [HAND_OVER_RING, ...libraries],
+    );
+    for (const row of [...results.single, ...results.concurrent]) assert.ok(row.pairsPerSec > 0, row.library);
+    for (const row of results.contention) {
+      assert.equal(row.overlaps, 0, `${row.library}: two holders overlapped`);
+      assert.ok(row.acquisitions > 0, `${row.library}: no acquisition`);
+      // latchkey's rows count their hand-overs: Redis the messages, the workers how each acquisition came.
+      assert.equal(row.handOvers !== undefined, row.library.startsWith('latchkey'), row.library);
+      if (row.handOvers) assert.ok(row.handOvers.messages > 0 && row.handOvers.byMessage > 0, row.library);
+    }
+    assert.deepEqual(
+      results.watchdog.map((row) => row.library),
+      ['latchkey Lock', 'redis-semaphore', 'redlock', 'latchkey Lock, Cluster'],
+    );
+    assert.deepEqual(
+      results.multi.map((row) => row.library),
+      [
+        floorOnServers(1),
+        floorOnServers(3),
+        floorOnServers(5),
+        'latchkey Lock',
+        'latchkey MultiLock',
+        'latchkey RedLock',
+        'redlock',
+      ],
+    );
+    // Scenario 6: every fault noticed (by renewal at least), no untouched lock's signal aborted.
+    const detection = results.detection ?? [];
+    assert.deepEqual(
+      detection.map((run) => run.detection),
+      results.missing.some((line) => line.includes('lossDetection')) ? ['default'] : ['default', 'renewal'],
+    );
+    for (const run of detection) {
+      assert.deepEqual(
+        run.rows.map((row) => row.fault),
+        ['deletion', 'takeover', 'expiry'],
+      );
+      for (const row of run.rows) assert.equal(row.detected, row.locks, `${run.detection} ${row.fault}`);
+      assert.equal(
+        run.takenOver,
+        run.rows.find((row) => row.fault === 'takeover')!.locks,
+        'every takeover took the lock',
+      );
+      assert.equal(run.falseAlarms, 0, `${run.detection}: a signal aborted for a lock nobody touched`);
+    }
+    assert.ok(results.notificationFloors && results.notificationFloors.every((floor) => floor.samples > 0));
+    assert.ok(results.targets && results.targets.length > 0, 'the targets are checked');
+    assert.match(stdout, /\nTargets\n/);
+    assert.doesNotMatch(stdout, /issue/i, 'no internal issue numbers in the output');
+    for (const heading of ['1. One client', '3. Worker processes', '4. Watchdog', '5. Acquire latency', '6. Lost-lock'])
+      assert.ok(stdout.includes(heading), heading);
+  });
+});
