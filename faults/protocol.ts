@@ -75,6 +75,18 @@ export interface WorkerConfig {
   readonly servers: readonly { readonly url: string; readonly direct: string }[];
   readonly client: ClientOptions;
   readonly resources: readonly ResourceSpec[];
+  /** A soak: the worker reports its WorkerStats this often while its tasks run. */
+  readonly statsEveryMs?: number;
+}
+
+/** What a worker process holds on to, sampled by a soak: what must not grow over hours. */
+export interface WorkerStats {
+  /** V8 heap in use, bytes. */
+  readonly heapUsed: number;
+  /** Active handles and requests (sockets, timers...): `process.getActiveResourcesInfo()`. */
+  readonly handles: number;
+  /** Listeners on the worker's clients (its ioredis connections and LockClients). */
+  readonly listeners: number;
 }
 
 /** What a critical section does to the register: a writer reads then writes, a reader reads twice. */
@@ -183,6 +195,7 @@ export type FromWorker =
   | { readonly type: 'ready' }
   | { readonly type: 'call'; readonly id: number; readonly call: RegisterCall }
   | { readonly type: 'event'; readonly event: WorkerEvent }
+  | { readonly type: 'stats'; readonly stats: WorkerStats }
   /** Every task has stopped and given back what it held. */
   | { readonly type: 'drained' }
   /** Clients shut down; the process exits next. */
@@ -253,4 +266,7 @@ export type HistoryRecord =
       readonly key: string;
       readonly type: string;
     }
-  | { readonly t: number; readonly ev: 'note'; readonly text: string };
+  | { readonly t: number; readonly ev: 'note'; readonly text: string }
+  /** A soak's samples: a worker's, and each live Redis server's (memory in bytes, key count). */
+  | ({ readonly t: number; readonly ev: 'stats'; readonly w: number } & WorkerStats)
+  | { readonly t: number; readonly ev: 'redis-stats'; readonly usedMemory: number; readonly keys: number };

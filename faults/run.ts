@@ -16,9 +16,14 @@ import { Fleet } from './runner/fleet.js';
 import { readHistory } from './runner/history.js';
 import { runScenario } from './runner/scenario.js';
 import { scenarios } from './scenarios/index.js';
+import { soakScenario } from './scenarios/soak.js';
+import { renderTrends, soakTrends } from './check/soak.js';
 import type { Scenario } from './scenarios/types.js';
 
 const USAGE = `usage: npm run faults -- [--quick] [--scenario name[,name...]] [--seed n] [--out dir] [--own-handles]
+       npm run faults -- --soak MINUTES [--seed n] [--out dir]
+                                                     the no-fault workload of every primitive for
+                                                     MINUTES, sampling what must not grow
        --own-handles: no task shares a handle (a diagnosis aid: sets apart SPEC 2's shared-handle rule)
        npm run faults -- --check <history.jsonl> [--around <section>]
                                                      judge a stored history again (and show one
@@ -83,6 +88,31 @@ async function runAll(selected: readonly Scenario[], quick: boolean, seed: numbe
   return passed === rows.length && rows.length === selected.length ? 0 : 1;
 }
 
+/** A soak samples workers and servers this often. */
+const SOAK_SAMPLE_MS = 10_000;
+
+/** `--soak MINUTES`: one long no-fault run, judged like any scenario, plus the trends of what it held. */
+async function soak(minutes: number, seed: number, outDir: string): Promise<number> {
+  mkdirSync(outDir, { recursive: true });
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  const scenario = soakScenario(minutes);
+  console.log(`latchkey soak: ${scenario.title}, seed ${seed}\nhistory: ${outDir}`);
+  const fleet = new Fleet();
+  const options = { quick: false, seed, outDir, signal: stop.signal, statsEveryMs: SOAK_SAMPLE_MS };
+  const run = await runScenario(scenario, options, fleet);
+  await fleet.kill();
+  const verdict = analyze(run.history.records, run);
+  const trends = soakTrends(run.history.records);
+  const flat = trends.every((trend) => trend.flat);
+  console.log(`\n${renderTable([{ verdict, wallMs: run.wallMs, historyPath: run.history.path }])}\n`);
+  console.log(`${renderTrends(trends)}\n`);
+  console.log(`${verdict.pass ? 'pass' : 'FAIL'}${verdict.reasons.length ? `: ${verdict.reasons.join('; ')}` : ''}`);
+  console.log(flat ? 'every series flat' : 'some series GROW (see above)');
+  writeFileSync(join(outDir, 'soak.json'), JSON.stringify({ seed, minutes, verdict, trends }, null, 2));
+  return verdict.pass && flat ? 0 : 1;
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -93,6 +123,7 @@ async function main(): Promise<number> {
       check: { type: 'string' },
       around: { type: 'string' },
       list: { type: 'boolean', default: false },
+      soak: { type: 'string' },
       'own-handles': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -107,6 +138,11 @@ async function main(): Promise<number> {
   if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${values.seed}`);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const outDir = resolve(values.out ?? join('.tmp', 'faults', stamp));
+  if (values.soak !== undefined) {
+    const minutes = Number(values.soak);
+    if (!(minutes > 0)) throw new Error(`--soak takes a number of minutes, got ${values.soak}`);
+    return soak(minutes, seed, outDir);
+  }
   let selected = select(values.scenario, values.quick);
   if (values['own-handles'])
     selected = selected.map((s) => ({ ...s, resources: s.resources.map((r) => ({ ...r, shared: 0 })) }));

@@ -51,9 +51,11 @@ if (debug.enabled) {
 /**
  * What a `warning` says: a stable `code` and a message naming the cause and the fix.
  * - `EVICTION_POLICY`: the server may evict keys that have a TTL, locks included.
- * - `TRACKING_UNAVAILABLE`: loss detection by push is off (the server refuses a command key tracking
- *   needs, or the client or deployment offers no connection for it: a Cluster, node-redis Sentinel);
- *   losses are found by renewal. Told at the first hold; `lossDetection: 'renewal'` silences it.
+ * - `TRACKING_UNAVAILABLE`: loss detection by push is off where it was expected (the server refuses
+ *   a command key tracking needs, or the client could not make a connection for it); losses are
+ *   found by renewal. Told at the first hold; `lossDetection: 'renewal'` silences it. A deployment
+ *   that offers no tracking (a Cluster, node-redis Sentinel) finds losses by renewal as documented,
+ *   without a warning.
  * - `REPLICA_ACKS_UNAVAILABLE`: the server refuses `WAIT`, which `replicaAcks` needs: every
  *   acquisition then rejects with `CommandRefusedError`.
  */

@@ -64,12 +64,18 @@ export class LockAcquireTimeoutError extends LatchkeyError {
   }
 }
 
-/** Why one member of a MultiLock / RedLock attempt failed. */
+/** Why one member of a MultiLock / RedLock failed: in an attempt (QuorumError), or a release (MemberReleaseError). */
 export interface MemberFailure {
-  /** The member lock's name. */
+  /** Position of the member in the `getMultiLock` / `getRedLock` arguments. */
+  readonly index: number;
+  /** The member lock's name (members of a RedLock often share one). */
   readonly name: string;
-  /** `busy` (held by someone else), `timeout` (no reply in time) or `error` (connection or reply error). */
-  readonly reason: 'busy' | 'timeout' | 'error';
+  /**
+   * `busy`: held by someone else. `timeout`: no reply in time, so its outcome is unknown (a member
+   * taken so is given back). `error`: Redis refused, or could not be reached. `not-held`: a release
+   * found it no longer held (it expired, or was taken).
+   */
+  readonly reason: 'busy' | 'timeout' | 'error' | 'not-held';
   /** The error the member's call failed with, if any. */
   readonly error?: unknown;
 }
@@ -87,8 +93,14 @@ export class ShutDownError extends LatchkeyError {
 export class RedisUnavailableError extends LatchkeyError {
   /** The `code` of every error of this class (a QuorumError has its own). */
   static readonly CODE: string = 'LATCHKEY_REDIS_UNAVAILABLE';
-  constructor(message: string, options?: ErrorOptions) {
+  /**
+   * True when the call was sent and no reply came in time: Redis may have run it. (False: it was
+   * refused or never sent, so it did nothing.)
+   */
+  readonly outcomeUnknown: boolean;
+  constructor(message: string, options?: ErrorOptions & { readonly outcomeUnknown?: boolean }) {
     super(new.target.CODE, message, options);
+    this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }
 
@@ -108,25 +120,13 @@ export class QuorumError extends RedisUnavailableError {
   }
 }
 
-/** Why one member could not be released. */
-export interface MemberReleaseFailure {
-  /** Position of the member in the `getMultiLock` / `getRedLock` arguments. */
-  readonly index: number;
-  /** The member lock's name. */
-  readonly name: string;
-  /** `not-held` (it had expired or was taken from us), `timeout` or `error`. */
-  readonly reason: 'not-held' | 'timeout' | 'error';
-  /** The error the member's release failed with, if any. */
-  readonly error?: unknown;
-}
-
 /** Some members of a MultiLock / RedLock could not be released; the others were. */
 export class MemberReleaseError extends LatchkeyError {
   /** The `code` of every error of this class. */
   static readonly CODE = 'LATCHKEY_MEMBER_RELEASE';
   /** Why each member that was not released failed. */
-  readonly failures: readonly MemberReleaseFailure[];
-  constructor(message: string, failures: readonly MemberReleaseFailure[]) {
+  readonly failures: readonly MemberFailure[];
+  constructor(message: string, failures: readonly MemberFailure[]) {
     super(MemberReleaseError.CODE, message);
     this.failures = failures;
   }

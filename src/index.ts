@@ -8,7 +8,6 @@ export {
 } from './options.js';
 export type { Lock } from './lock.js';
 export { LockLease } from './lease.js';
-export type { IndexedMemberFailure } from './primitives/multi-lock/attempt.js';
 export type { ReadWriteLock } from './primitives/read-write-lock.js';
 export type { CountDownLatch, AwaitOptions } from './primitives/count-down-latch.js';
 export type { StripedLock } from './primitives/striped-lock.js';
@@ -31,7 +30,6 @@ export {
   RedisUnavailableError,
   ShutDownError,
   type MemberFailure,
-  type MemberReleaseFailure,
 } from './errors.js';
 export type {
   ChannelListener,

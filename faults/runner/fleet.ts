@@ -143,6 +143,10 @@ export class Fleet {
       this.#send(worker, { type: 'reply', id: message.id, reply });
       return;
     }
+    if (message.type === 'stats') {
+      session.history.add({ t: now(), ev: 'stats', w: worker.index, ...message.stats });
+      return;
+    }
     if (message.type === 'event') {
       const { event } = message;
       if (event.kind === 'want') worker.waiting.set(event.task, event.res);

@@ -16,6 +16,8 @@ export interface RunOptions {
   readonly outDir: string;
   /** Aborted on Ctrl-C: faults wind down at once. */
   readonly signal: AbortSignal;
+  /** A soak: workers and servers are sampled this often (see WorkerStats). */
+  readonly statsEveryMs?: number;
 }
 
 export interface ScenarioRun {
@@ -30,14 +32,36 @@ export interface ScenarioRun {
 /** Default lease of a scenario that sets none: the client's own default. */
 export const leaseOf = (scenario: Scenario): number => scenario.client.watchdogTimeout ?? 30_000;
 
-function workerConfigs(scenario: Scenario, env: Env, seed: number): WorkerConfig[] {
+function workerConfigs(scenario: Scenario, env: Env, options: RunOptions): WorkerConfig[] {
   return Array.from({ length: scenario.workers }, (_, worker) => ({
     worker,
-    seed,
+    seed: options.seed,
     servers: env.serversFor(worker),
     client: scenario.client,
     resources: scenario.resources,
+    ...(options.statsEveryMs === undefined ? {} : { statsEveryMs: options.statsEveryMs }),
   }));
+}
+
+/** A soak's samples of the servers: memory used and keys, summed over the live ones. */
+function sampleServers(env: Env, history: History, everyMs: number): () => void {
+  const timer = setInterval(() => {
+    const live = env.servers.filter((server) => !server.dead);
+    void Promise.all(
+      live.map(async ({ admin }) => {
+        const memory = /used_memory:(\d+)/.exec(await admin.info('memory'))?.[1];
+        return { usedMemory: Number(memory ?? 0), keys: await admin.dbsize() };
+      }),
+    ).then(
+      (samples) => {
+        const sum = (pick: (s: { usedMemory: number; keys: number }) => number): number =>
+          samples.reduce((total, sample) => total + pick(sample), 0);
+        history.add({ t: now(), ev: 'redis-stats', usedMemory: sum((s) => s.usedMemory), keys: sum((s) => s.keys) });
+      },
+      () => undefined,
+    );
+  }, everyMs);
+  return () => clearInterval(timer);
 }
 
 function faultContext(
@@ -100,7 +124,7 @@ async function runWorkers(
   const register = new Register(history);
   state.begun = true;
   await fleet.begin(
-    workerConfigs(scenario, env, options.seed),
+    workerConfigs(scenario, env, options),
     register,
     history,
     join(options.outDir, `${scenario.name}.workers.log`),
@@ -115,9 +139,12 @@ async function runWorkers(
     options,
   );
   fleet.start();
+  const stopSampling =
+    options.statsEveryMs === undefined ? () => undefined : sampleServers(env, history, options.statsEveryMs);
   try {
     await Promise.all([ctx.sleep(duration), scenario.faults?.(ctx)]);
   } finally {
+    stopSampling();
     env.heal();
   }
   note('stopping');

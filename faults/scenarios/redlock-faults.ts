@@ -61,12 +61,17 @@ const majorityPaused = redLock(
     }),
 );
 
-/** SIGKILLs servers, for good: after 1 and 2 kills the majority carries on; `third`: then none. */
+/**
+ * SIGKILLs servers, for good: after 1 and 2 kills the majority carries on; `third`: then none. The
+ * last kill leaves a third of the run: once only a bare majority is alive, every attempt needs all
+ * of them, and rival attempts that split them wait out a member's share of the wait (1.5 s here,
+ * the seeds' algorithm) before they retry.
+ */
 function killed(third: boolean): Scenario['faults'] {
   return async (ctx) => {
     const kills = third ? 3 : 2;
     for (let i = 0; i < kills && ctx.running(); i++) {
-      await ctx.sleep(ctx.remaining() / (kills + 1 - i));
+      await ctx.sleep(ctx.remaining() / (kills + 2 - i));
       const [server] = someServers(ctx, 1);
       if (!server) return;
       ctx.fault({ kind: 'redis-killed', phase: 'instant', losesLocks: true, detail: `SIGKILL server ${server.index}` });

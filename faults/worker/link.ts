@@ -1,4 +1,4 @@
-import type { FromWorker, RegisterCall, RegisterReply, WorkerEvent } from '../protocol.js';
+import type { FromWorker, RegisterCall, RegisterReply, WorkerEvent, WorkerStats } from '../protocol.js';
 
 /**
  * The worker's side of the IPC channel. Register calls wait for the runner's answer, so that a
@@ -19,6 +19,10 @@ export class RunnerLink {
 
   event(event: WorkerEvent): void {
     this.send({ type: 'event', event });
+  }
+
+  stats(stats: WorkerStats): void {
+    this.send({ type: 'stats', stats });
   }
 
   answered(id: number, reply: RegisterReply): void {

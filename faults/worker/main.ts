@@ -5,11 +5,11 @@
  * `const orders = locks.getLock('orders')` is shared by concurrent requests), and reports every
  * section to the runner's register. It never decides pass or fail: the runner's checker does.
  */
-import { setMaxListeners } from 'node:events';
+import { setMaxListeners, type EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { LockClient, type Lock } from '../../src/index.js';
-import type { ResourceSpec, ToWorker, WorkerConfig } from '../protocol.js';
+import type { ResourceSpec, ToWorker, WorkerConfig, WorkerStats } from '../protocol.js';
 import { Rng } from '../rng.js';
 import { guardFor, type GuardTarget } from './guards.js';
 import { RunnerLink } from './link.js';
@@ -63,11 +63,30 @@ class Session {
 
   start(): void {
     this.#running = Promise.all(this.#tasks.map((task) => runTask(task, this.#stop.signal)));
+    const every = this.config.statsEveryMs;
+    if (every !== undefined) {
+      const timer = setInterval(() => link.stats(this.#stats()), every);
+      this.#stop.signal.addEventListener('abort', () => clearInterval(timer));
+    }
   }
 
   async drain(): Promise<void> {
     this.#stop.abort(STOP);
     await this.#running;
+  }
+
+  /** What this process holds on to now (a soak samples it). */
+  #stats(): WorkerStats {
+    const emitters: EventEmitter[] = [...this.#redises, ...this.#clients];
+    const listeners = emitters.reduce(
+      (sum, emitter) => sum + emitter.eventNames().reduce((n, event) => n + emitter.listenerCount(event), 0),
+      0,
+    );
+    return {
+      heapUsed: process.memoryUsage().heapUsed,
+      handles: process.getActiveResourcesInfo().length,
+      listeners,
+    };
   }
 
   /**

@@ -2,7 +2,7 @@ import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';
 import { CommandRefusedError, RedisUnavailableError } from '../errors.js';
-import { MIN_CALL_MS, retryPause, withTimeout } from '../redis/script-runner.js';
+import { isCutByDeadline, MIN_CALL_MS, retryPause, withTimeout } from '../redis/script-runner.js';
 import { abortable, sleep } from './timers.js';
 import type { Waiter, Waiters } from './waiters.js';
 
@@ -151,7 +151,7 @@ async function pipeline<T>(
         return outcome.value;
       }
       if (deadline !== undefined && now() >= deadline) {
-        if (wait.failure) throw wait.failure;
+        if (wait.unanswered) throw wait.failure;
         wait.end('timeout');
         await giveUp(acquisition, false);
         return undefined;
@@ -208,8 +208,20 @@ class WaitState<T> {
     private readonly failFor: number,
   ) {}
 
+  /** Some attempt of this wait got Redis' answer. */
+  #answeredOnce = false;
+
+  /**
+   * The wait must end as failed, not as "not acquired": its last call failed, and not merely by
+   * the wait's own time running out after Redis had answered it (a slow reply at the deadline).
+   */
+  get unanswered(): boolean {
+    return this.failure !== undefined && !(this.#answeredOnce && isCutByDeadline(this.failure));
+  }
+
   /** An attempt answered: failures in a row end. */
   answered(): void {
+    this.#answeredOnce = true;
     this.#firstFailure = undefined;
     this.#failures = 0;
     this.failure = undefined;
@@ -251,7 +263,7 @@ class WaitState<T> {
       acked = await withTimeout(
         ctx.connection.waitForReplicas!(grantKey!, replicaAcks, replicaAckTimeout),
         Math.max(commandTimeout, replicaAckTimeout + MIN_CALL_MS),
-        () => new RedisUnavailableError(`Redis did not answer WAIT for "${name}" in time`),
+        () => new RedisUnavailableError(`Redis did not answer WAIT for "${name}" in time`, { outcomeUnknown: true }),
       );
     } catch (error) {
       if (error instanceof CommandRefusedError) ctx.warn('REPLICA_ACKS_UNAVAILABLE', error.message);

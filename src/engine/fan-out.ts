@@ -54,5 +54,5 @@ export function fanOut<M, T>(
 
 /** A call cut by its time limit (its outcome unknown) rather than refused. */
 export function failureReason(error: unknown): 'timeout' | 'error' {
-  return error instanceof RedisUnavailableError && /did not (answer|confirm)/.test(error.message) ? 'timeout' : 'error';
+  return error instanceof RedisUnavailableError && error.outcomeUnknown ? 'timeout' : 'error';
 }

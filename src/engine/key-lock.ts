@@ -113,8 +113,12 @@ export class KeyLock implements MemberCore {
       unwatch: this.ctx.loss.watch(liveness, { script: this.backend.checkScript, key, owner }),
     };
     this.ctx.holds.set(holdKey, hold);
-    const waited = now() - started;
-    listening('acquire')?.publish({ name, kind, key, owner, holds: 1, waited, byMessage: grant.byMessage === true });
+    // The clock is read for diagnostics only while someone listens: every lock() pays for each read.
+    const diagnostics = listening('acquire');
+    if (diagnostics) {
+      const waited = now() - started;
+      diagnostics.publish({ name, kind, key, owner, holds: 1, waited, byMessage: grant.byMessage === true });
+    }
     return { liveness, token: grant.token };
   }
 
@@ -224,8 +228,11 @@ export class KeyLock implements MemberCore {
     }
     hold.count = left;
     const { name, kind, key } = this.backend;
-    const held = left === 0 ? now() - hold.since : undefined;
-    listening('release')?.publish({ name, kind, key, owner: hold.owner, holds: left, held });
+    const diagnostics = listening('release');
+    if (diagnostics) {
+      const held = left === 0 ? now() - hold.since : undefined;
+      diagnostics.publish({ name, kind, key, owner: hold.owner, holds: left, held });
+    }
     if (left === 0) {
       hold.liveness.end();
       this.#forget(hold);
@@ -313,5 +320,6 @@ export function watchdogLease(ctx: ClientContext): number {
 function unknownRelease(name: string, ms: number): RedisUnavailableError {
   return new RedisUnavailableError(
     `Redis did not confirm the release of "${name}" within ${ms} ms; it is still being retried`,
+    { outcomeUnknown: true },
   );
 }

@@ -65,7 +65,9 @@ export class Waiters {
     void subscribing.then((unsubscribe) => (late ? unsubscribe() : undefined)).catch(() => undefined);
     entry.unsubscribe = await withTimeout(subscribing, limit, () => {
       late = true;
-      return new RedisUnavailableError(`Redis did not confirm the subscription to ${channel} within ${limit} ms`);
+      return new RedisUnavailableError(`Redis did not confirm the subscription to ${channel} within ${limit} ms`, {
+        outcomeUnknown: true,
+      });
     });
   }
 

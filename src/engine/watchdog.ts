@@ -80,7 +80,8 @@ export class Watchdog {
       liveness,
       target,
       renewUntil,
-      at: renewalDue(now(), liveness),
+      // From the grant's send time, not now: a little sooner, never later than due.
+      at: renewalDue(since, liveness),
       slot: -1,
       removed: false,
       releasing: false,

@@ -24,7 +24,13 @@ export interface TrackingListener {
 }
 
 /** Tracking cannot be had with this client and deployment; the message says why. */
-export class TrackingUnavailableError extends Error {}
+export class TrackingUnavailableError extends Error {
+  /**
+   * The deployment offers no tracking at all (a Cluster, node-redis Sentinel, a connection without
+   * tracking links): renewal finds losses there by design, as the `lossDetection` option says.
+   */
+  offered = true;
+}
 
 /**
  * Tracking with `CLIENT TRACKING ON REDIRECT <sink> OPTIN NOLOOP`: `reader` reads the keys Redis
@@ -212,11 +218,13 @@ function openLinks(
     }
     if (link === undefined) {
       closeMade();
-      throw new TrackingUnavailableError(
+      const none = new TrackingUnavailableError(
         "this client offers no connection for it (key tracking needs connections of latchkey's own that serve " +
           'every key: a standalone server, or Sentinel through ioredis; not a Cluster, node-redis Sentinel or a ' +
           'RedisConnection without openTrackingLink)',
       );
+      none.offered = false;
+      throw none;
     }
     links.push(link);
   }

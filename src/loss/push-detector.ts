@@ -136,7 +136,9 @@ export class PushDetector implements LossDetector {
       (error: unknown) => {
         this.#opening = undefined;
         if (error instanceof CommandRefusedError) return this.#giveUp(refusedMessage(error));
-        if (error instanceof TrackingUnavailableError) return this.#giveUp(unavailableMessage(error));
+        // A deployment that offers no tracking finds losses by renewal as documented: nothing to tell.
+        if (error instanceof TrackingUnavailableError)
+          return this.#giveUp(error.offered ? unavailableMessage(error) : undefined);
         this.#openFailedAt = now();
         // Tried again after the pause: a holder that takes nothing new would never ask.
         this.#open();
@@ -163,13 +165,13 @@ export class PushDetector implements LossDetector {
    * Tracking cannot be had: said once, and renewal alone finds losses from now on (a refused
    * command is refused again: asking anew would only open connections that cannot be used).
    */
-  #giveUp(message: string): void {
+  #giveUp(message: string | undefined): void {
     this.#unavailable = true;
     this.#timer?.cancel();
     this.#timer = undefined;
     this.#pending.clear();
     this.#byKey.clear();
-    if (!this.#closing.signal.aborted) this.options.warn('TRACKING_UNAVAILABLE', message);
+    if (message !== undefined && !this.#closing.signal.aborted) this.options.warn('TRACKING_UNAVAILABLE', message);
   }
 
   #invalidated(keys: readonly string[] | null): void {

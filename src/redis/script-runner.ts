@@ -18,7 +18,23 @@ export type ScriptRunner = (
 export const MIN_CALL_MS = 50;
 
 const noReply = (script: LuaScript, ms: number): RedisUnavailableError =>
-  new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`);
+  new RedisUnavailableError(`Redis did not answer script ${script.name} within ${Math.round(ms)} ms`, {
+    outcomeUnknown: true,
+  });
+
+/** Calls cut by their caller's own deadline before commandTimeout: a wait's time ran out, not Redis. */
+const cutCalls = new WeakSet<Error>();
+
+function cutByDeadline(script: LuaScript, ms: number): RedisUnavailableError {
+  const error = noReply(script, ms);
+  cutCalls.add(error);
+  return error;
+}
+
+/** Whether `error` is a call cut by its caller's deadline (see ScriptRunner) rather than a failure of Redis. */
+export function isCutByDeadline(error: unknown): boolean {
+  return error instanceof Error && cutCalls.has(error);
+}
 
 export function createScriptRunner(
   connection: Pick<RedisConnection, 'evalScript' | 'cluster'>,
@@ -33,7 +49,7 @@ export function createScriptRunner(
     // Cut sooner by a wait's own deadline: rare enough for a timer of its own. A deadline about
     // commandTimeout away (a release retried for commandTimeout, every unlock()) shares the one
     // timer: it is cut at most MIN_CALL_MS late, as any deadline may be.
-    if (limit < commandTimeout - MIN_CALL_MS) return withTimeout(call, limit, () => noReply(script, limit));
+    if (limit < commandTimeout - MIN_CALL_MS) return withTimeout(call, limit, () => cutByDeadline(script, limit));
     return inFlight.bound(call, () => noReply(script, commandTimeout));
   };
 }

@@ -1,17 +1,27 @@
+/**
+ * One attempt to take a group's members (the seeds' algorithm, with the members of an attempt
+ * taken at once), and how long one `lock()` attempt may wait for them.
+ */
 import { now } from '../../clock.js';
 import type { MemberFailure } from '../../errors.js';
 import { fanOut, type MemberOutcome } from '../../engine/fan-out.js';
-import type { MemberCore } from '../../engine/lock-core.js';
+import type { HeldLock, MemberCore } from '../../engine/lock-core.js';
+import type { Liveness } from '../../engine/liveness.js';
 
-/** A member failure with the member's position (members of a RedLock often share one name). */
-export interface IndexedMemberFailure extends MemberFailure {
-  /** Position of the member in the `getMultiLock` / `getRedLock` arguments. */
-  readonly index: number;
+/** `lock()` without waitTime retries attempts of `members × 1500 ms`, randomised with a lease so rivals drift apart. */
+export function attemptWait(members: number, leaseTime: number | undefined): number {
+  const base = members * 1500;
+  if (leaseTime === undefined) return base;
+  if (leaseTime <= 2000) return 2000;
+  const low = leaseTime <= base ? leaseTime / 2 : base;
+  return Math.floor(low + Math.random() * (leaseTime - low));
 }
 
 export interface AttemptPlan {
   /** The owner id of the group's hold, shared by every member. */
   readonly ownerId: string;
+  /** Other calls may use that owner at the same time (see LockCore.acquire). */
+  readonly shared: boolean;
   /** How long a busy member may be waited for (ms); 0: one try per member. */
   readonly memberWait: number;
   /** Lease set on each member while acquiring; undefined: its own client's watchdog keeps it. */
@@ -29,7 +39,9 @@ export interface AttemptPlan {
 export interface AttemptResult {
   /** Positions of the members taken; the caller releases them when the attempt fails. */
   readonly taken: number[];
-  readonly failures: IndexedMemberFailure[];
+  /** The Liveness of each member taken, by position. */
+  readonly held: ReadonlyMap<number, Liveness>;
+  readonly failures: MemberFailure[];
 }
 
 /**
@@ -42,21 +54,25 @@ export interface AttemptResult {
  */
 export async function attemptAll(members: readonly MemberCore[], plan: AttemptPlan): Promise<AttemptResult> {
   const taken: number[] = [];
-  const failures: IndexedMemberFailure[] = [];
+  const held = new Map<number, Liveness>();
+  const failures: MemberFailure[] = [];
   const need = members.length - plan.failureLimit;
-  const take = (index: number, wait: number): Promise<boolean> =>
-    members[index]!.acquire(plan.ownerId, {
-      leaseTime: plan.memberLease,
-      deadline: now() + wait,
-      signal: plan.signal,
-      member: true,
-    }).then((held) => held !== undefined);
-  const record = (index: number, outcome: MemberOutcome<boolean> | undefined, busy: number[]): void => {
+  const { ownerId, shared } = plan;
+  const take = (index: number, wait: number): Promise<HeldLock | undefined> =>
+    members[index]!.acquire(
+      ownerId,
+      { leaseTime: plan.memberLease, deadline: now() + wait, signal: plan.signal, member: true },
+      shared,
+    );
+  const release = (index: number): Promise<unknown> => members[index]!.release(ownerId, shared).catch(() => undefined);
+  const record = (index: number, outcome: MemberOutcome<HeldLock | undefined> | undefined, busy: number[]): void => {
     if (outcome === undefined) failures.push({ index, name: members[index]!.name, reason: 'timeout' });
     else if (!outcome.ok)
       failures.push({ index, name: members[index]!.name, reason: outcome.reason, error: outcome.error });
-    else if (outcome.value) taken.push(index);
-    else if (plan.memberWait > 0) busy.push(index);
+    else if (outcome.value) {
+      taken.push(index);
+      held.set(index, outcome.value.liveness);
+    } else if (plan.memberWait > 0) busy.push(index);
     else failures.push({ index, name: members[index]!.name, reason: 'busy' });
   };
   const tryAtOnce = async (indexes: number[]): Promise<number[]> => {
@@ -68,8 +84,7 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
       enough: (settled) => plan.failureLimit > 0 && before + settled.filter((o) => o?.ok && o.value).length >= need,
       late: (position, outcome) => {
         const index = indexes[position]!;
-        if (outcome.ok && outcome.value && !plan.late(index))
-          void members[index]!.release(plan.ownerId).catch(() => undefined);
+        if (outcome.ok && outcome.value && !plan.late(index)) void release(index);
       },
     });
     outcomes.forEach((outcome, position) => {
@@ -86,7 +101,8 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
     const first = Math.min(...busy);
     const later = taken.filter((index) => index > first);
     taken.splice(0, taken.length, ...taken.filter((index) => index < first));
-    await Promise.all(later.map((index) => members[index]!.release(plan.ownerId).catch(() => undefined)));
+    for (const index of later) held.delete(index);
+    await Promise.all(later.map(release));
     const waited: number[] = [];
     const [outcome] = await fanOut([first], (index) => take(index, plan.memberWait));
     record(first, outcome, waited);
@@ -101,5 +117,5 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
   }
   for (const index of busy) failures.push({ index, name: members[index]!.name, reason: 'busy' });
   failures.sort((a, b) => a.index - b.index);
-  return { taken, failures };
+  return { taken, held, failures };
 }

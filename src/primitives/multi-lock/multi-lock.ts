@@ -1,31 +1,22 @@
+/**
+ * MultiLock and RedLock: one lock over several member locks, each possibly on its own independent
+ * Redis server; RedLock is the same algorithm with a failure limit (a majority is enough).
+ */
 import { now } from '../../clock.js';
 import type { ClientContext } from '../../context.js';
 import { listening } from '../../diagnostics.js';
 import { fanOut } from '../../engine/fan-out.js';
 import type { AcquireRequest, HeldLock, LockCore, LockStatus, MemberCore } from '../../engine/lock-core.js';
 import { LockHandle } from '../../engine/lock-handle.js';
-import { groupProvenUntil } from '../../engine/liveness.js';
+import { groupProvenUntil, type Liveness } from '../../engine/liveness.js';
 import { sleep } from '../../engine/timers.js';
-import {
-  LockLostError,
-  LockNotHeldError,
-  MemberReleaseError,
-  QuorumError,
-  type MemberReleaseFailure,
-} from '../../errors.js';
+import { LockLostError, LockNotHeldError, MemberReleaseError, QuorumError, type MemberFailure } from '../../errors.js';
 import type { Lock } from '../../lock.js';
 import { randomId } from '../../owner.js';
-import { attemptAll, type IndexedMemberFailure } from './attempt.js';
-import {
-  attemptWait,
-  describeFailures,
-  groups,
-  holdGroup,
-  LateMembers,
-  quorumOf,
-  toMembers,
-  type GroupHold,
-} from './members.js';
+import { attemptAll, attemptWait } from './attempt.js';
+import { holdGroup, LateMembers, type GroupHold } from './group-hold.js';
+import { groups, toMembers } from './members.js';
+import { describeFailures, quorumOf } from './quorum.js';
 
 /** `MultiLock`: every member; `RedLock`: a majority. */
 export type MultiLockKind = 'MultiLock' | 'RedLock';
@@ -60,7 +51,7 @@ class MultiLockCore implements LockCore {
     this.identities = [this.#key, ...members.flatMap((member) => member.identities)];
   }
 
-  async acquire(ownerId: string, request: AcquireRequest): Promise<HeldLock | undefined> {
+  async acquire(ownerId: string, request: AcquireRequest, shared = true): Promise<HeldLock | undefined> {
     this.ctx.assertOpen();
     const existing = this.#held.get(ownerId);
     if (existing) {
@@ -68,10 +59,10 @@ class MultiLockCore implements LockCore {
       existing.count++;
       return { liveness: existing.liveness };
     }
-    if (request.deadline !== undefined) return this.#acquireBy(ownerId, request.deadline, request);
+    if (request.deadline !== undefined) return this.#acquireBy(ownerId, request.deadline, request, shared);
     for (;;) {
       const deadline = now() + attemptWait(this.members.length, request.leaseTime);
-      const held = await this.#acquireBy(ownerId, deadline, request);
+      const held = await this.#acquireBy(ownerId, deadline, request, shared);
       if (held) return held;
     }
   }
@@ -83,7 +74,12 @@ class MultiLockCore implements LockCore {
    * lease asked for once all are held. Throws QuorumError when more members were unreachable than
    * the failure limit allows.
    */
-  async #acquireBy(ownerId: string, deadline: number, request: AcquireRequest): Promise<HeldLock | undefined> {
+  async #acquireBy(
+    ownerId: string,
+    deadline: number,
+    request: AcquireRequest,
+    shared: boolean,
+  ): Promise<HeldLock | undefined> {
     const { leaseTime, signal } = request;
     const waitTime = Math.max(0, deadline - now());
     const memberLease = leaseTime === undefined ? undefined : waitTime > 0 ? 2 * waitTime : leaseTime;
@@ -92,8 +88,13 @@ class MultiLockCore implements LockCore {
       const started = now();
       const memberWait = waitTime === 0 ? 0 : Math.max(1, Math.floor((deadline - started) / this.members.length));
       const late = new LateMembers(memberLease === leaseTime);
-      const { taken, failures } = await attemptAll(this.members, {
+      const {
+        taken,
+        held: members,
+        failures,
+      } = await attemptAll(this.members, {
         ownerId,
+        shared,
         memberWait,
         memberLease,
         failureLimit: this.#failureLimit,
@@ -102,11 +103,11 @@ class MultiLockCore implements LockCore {
       });
       const held =
         failures.length <= this.#failureLimit
-          ? await this.#confirm(ownerId, taken, failures, leaseTime, memberLease, late)
+          ? await this.#confirm({ ownerId, shared, taken, members, failures, late }, leaseTime, memberLease)
           : undefined;
-      if (!held) await this.#releaseMembers(ownerId, [...taken, ...late.close()]);
+      if (!held) await this.#releaseMembers(ownerId, shared, [...taken, ...late.close()]);
       if (signal?.aborted) {
-        if (held) await this.release(ownerId).catch(() => undefined);
+        if (held) await this.release(ownerId, shared).catch(() => undefined);
         throw signal.reason;
       }
       if (held) return held;
@@ -126,21 +127,27 @@ class MultiLockCore implements LockCore {
    * validity is already used up is not a hold.
    */
   async #confirm(
-    ownerId: string,
-    taken: number[],
-    failures: IndexedMemberFailure[],
+    attempt: {
+      readonly ownerId: string;
+      readonly shared: boolean;
+      readonly taken: number[];
+      /** The Liveness of each member taken, by position. */
+      readonly members: ReadonlyMap<number, Liveness>;
+      readonly failures: MemberFailure[];
+      readonly late: LateMembers;
+    },
     leaseTime: number | undefined,
     memberLease: number | undefined,
-    late: LateMembers,
   ): Promise<HeldLock | undefined> {
+    const { ownerId, shared, taken, failures, late } = attempt;
     if (leaseTime !== undefined && memberLease !== leaseTime) {
       const { values } = await this.#onMembers((member) => member.setLease(ownerId, leaseTime), taken);
       const failed = taken.filter((index) => values.get(index) !== true);
-      await this.#releaseMembers(ownerId, failed);
+      await this.#releaseMembers(ownerId, shared, failed);
       for (const index of failed) failures.push({ index, name: this.members[index]!.name, reason: 'error' });
       taken.splice(0, taken.length, ...taken.filter((index) => !failed.includes(index)));
     }
-    const livenesses = taken.flatMap((index) => this.members[index]!.livenessOf(ownerId) ?? []);
+    const livenesses = taken.flatMap((index) => attempt.members.get(index) ?? []);
     const validUntil = groupProvenUntil(livenesses, this.#need);
     if (validUntil === undefined || validUntil <= now()) return undefined;
     const owner = `${this.ctx.clientId}:${ownerId}`;
@@ -149,8 +156,8 @@ class MultiLockCore implements LockCore {
       validUntil,
       'its members could not be proven held before their leases ran out',
     );
-    const hold = holdGroup({ members: this.members, ownerId, taken, need: this.#need, late }, liveness, livenesses);
-    this.#held.set(ownerId, hold);
+    const group = { members: this.members, ownerId, shared, taken, need: this.#need, late };
+    this.#held.set(ownerId, holdGroup(group, liveness, livenesses));
     listening('acquire')?.publish({
       name: this.name,
       kind: this.kind,
@@ -163,7 +170,7 @@ class MultiLockCore implements LockCore {
   }
 
   /** Releases one hold; the last one releases every member in parallel and waits for all. */
-  async release(ownerId: string): Promise<number> {
+  async release(ownerId: string, shared = true): Promise<number> {
     this.ctx.assertOpen();
     const hold = this.#held.get(ownerId);
     const owner = `${this.ctx.clientId}:${ownerId}`;
@@ -173,7 +180,8 @@ class MultiLockCore implements LockCore {
     const lost = hold.liveness.lostError;
     hold.liveness.end();
     hold.close();
-    const failures = await this.#releaseMembers(ownerId, hold.taken);
+    // The members were taken as the group's owner was: by calls that may share it, or its own.
+    const failures = await this.#releaseMembers(ownerId, hold.shared && shared, hold.taken);
     listening('release')?.publish({
       name: this.name,
       kind: this.kind,
@@ -198,10 +206,10 @@ class MultiLockCore implements LockCore {
   async #onMembers<T>(
     call: (member: MemberCore) => Promise<T>,
     indexes: readonly number[] = this.members.map((_, index) => index),
-  ): Promise<{ values: Map<number, T>; failures: MemberReleaseFailure[] }> {
+  ): Promise<{ values: Map<number, T>; failures: MemberFailure[] }> {
     const outcomes = await fanOut(indexes, (index) => call(this.members[index]!));
     const values = new Map<number, T>();
-    const failures: MemberReleaseFailure[] = [];
+    const failures: MemberFailure[] = [];
     outcomes.forEach((outcome, i) => {
       const index = indexes[i]!;
       if (outcome?.ok) return void values.set(index, outcome.value);
@@ -214,8 +222,8 @@ class MultiLockCore implements LockCore {
   }
 
   /** Releases one hold of each member at `indexes`, in parallel; returns those that failed. */
-  async #releaseMembers(ownerId: string, indexes: readonly number[]): Promise<MemberReleaseFailure[]> {
-    return (await this.#onMembers((member) => member.release(ownerId), indexes)).failures;
+  async #releaseMembers(ownerId: string, shared: boolean, indexes: readonly number[]): Promise<MemberFailure[]> {
+    return (await this.#onMembers((member) => member.release(ownerId, shared), indexes)).failures;
   }
 
   /** Deletes every member whoever holds it, in parallel; true when at least one was locked. */
@@ -237,14 +245,13 @@ class MultiLockCore implements LockCore {
     const { values, failures } = await this.#onMembers((member) => member.status(ownerId));
     if (failures.length > this.#failureLimit) {
       // A status read fails only by timeout or error: never `not-held`.
-      const unread = failures as IndexedMemberFailure[];
-      throw new QuorumError(`Could not read ${this.name}: ${describeFailures(unread)}`, unread);
+      throw new QuorumError(`Could not read ${this.name}: ${describeFailures(failures)}`, failures);
     }
     const { locked, held, ttl } = quorumOf([...values.values()], this.#need);
     return { locked, holds: held ? (this.#held.get(ownerId)?.count ?? 1) : 0, ttl };
   }
 
-  #quorumError(failures: IndexedMemberFailure[]): QuorumError {
+  #quorumError(failures: MemberFailure[]): QuorumError {
     const n = this.members.length;
     const needed = this.#need < n ? `a majority (${this.#need} of ${n})` : `all ${n} members`;
     return new QuorumError(`Could not reach ${needed} of ${this.name}: ${describeFailures(failures)}`, failures);
