@@ -68,7 +68,8 @@ export class KeyLock implements MemberCore {
 
   #acquireFresh(owner: string, holdKey: string, request: AcquireRequest): Promise<HeldLock | undefined> {
     const leaseMs = request.leaseTime ?? watchdogLease(this.ctx);
-    const started = now();
+    // Read for the acquire diagnostics only (see #held).
+    const started = listening('acquire') ? now() : 0;
     return acquire(this.backend.begin(owner, leaseMs), this.ctx, request).then((grant) =>
       grant ? this.#held(owner, holdKey, request, leaseMs, grant, started) : undefined,
     );
@@ -116,7 +117,7 @@ export class KeyLock implements MemberCore {
     // The clock is read for diagnostics only while someone listens: every lock() pays for each read.
     const diagnostics = listening('acquire');
     if (diagnostics) {
-      const waited = now() - started;
+      const waited = started === 0 ? 0 : now() - started;
       diagnostics.publish({ name, kind, key, owner, holds: 1, waited, byMessage: grant.byMessage === true });
     }
     return { liveness, token: grant.token };
@@ -205,7 +206,7 @@ export class KeyLock implements MemberCore {
     const time = now();
     const soon = time + this.ctx.options.commandTimeout;
     const until = final ? soon : Math.max(hold.liveness.validUntil, soon);
-    const lease = { left: hold.liveness.validUntil - time, max: hold.leaseMs };
+    const lease = { at: time, left: hold.liveness.validUntil - time, max: hold.leaseMs };
     return this.backend.release(owner, hold.id, hold.count, until, lease).then(
       (left) => this.#released(hold, left),
       (error: unknown) => {

@@ -118,7 +118,7 @@ class ReentrantLockBackend implements LockBackend {
     holdId: string,
     holds: number,
     until: number,
-    lease?: { readonly left: number; readonly max: number },
+    lease?: { readonly at: number; readonly left: number; readonly max: number },
   ): Promise<number> {
     const args = [owner, holds, markerTtl(until, lease), holdId];
     return runUntilKnown(this.ctx.run, lockRelease, this.lockKey, args, until).then(Number);
@@ -241,8 +241,11 @@ class LockAcquisition implements Acquisition<Grant> {
  * it), measured on the server's clock (the allowance of provenUntil). "" when the lease the lock has
  * left covers that without keeping the marker much longer: the marker then costs no expiry of its own.
  */
-function markerTtl(until: number, lease: { readonly left: number; readonly max: number } | undefined): number | '' {
-  const needed = Math.ceil((Math.max(0, until - now()) + MIN_CALL_MS) * 1.01) + 2;
+function markerTtl(
+  until: number,
+  lease: { readonly at: number; readonly left: number; readonly max: number } | undefined,
+): number | '' {
+  const needed = Math.ceil((Math.max(0, until - (lease?.at ?? now())) + MIN_CALL_MS) * 1.01) + 2;
   return lease && lease.left >= needed && lease.max <= 4 * needed ? '' : needed;
 }
 
