@@ -6,9 +6,9 @@ import type { Env, Server } from './env.js';
 import type { History } from './history.js';
 
 /**
- * Keys a primitive must keep without a TTL (SPEC 3, "Nothing is left behind"): semaphore permits,
- * the expirable semaphore's total, a latch's count, a fenced lock's token counter. Both today's
- * names and the planned ones (PLAN.md) are listed.
+ * Keys a primitive must keep without a TTL (docs/guarantees.md, 3.12 Nothing is left behind):
+ * semaphore permits, the expirable semaphore's total, a latch's count, a fenced lock's token
+ * counter. Both today's names and the planned ones are listed.
  */
 export const DOCUMENTED_PERSISTENT = [
   /:semaphore:permits$/,

@@ -11,8 +11,9 @@ const STYLES: Partial<Record<Primitive, readonly Style[]>> = {
 };
 
 /**
- * A resource with the usual contention: 3 tasks per worker, 2 of them sharing one handle (SPEC 2:
- * concurrent tasks on one handle exclude each other), short sections, every API style in turn.
+ * A resource with the usual contention: 3 tasks per worker, 2 of them sharing one handle
+ * (docs/guarantees.md, 2: concurrent tasks on one handle exclude each other), short sections,
+ * every API style in turn.
  */
 export function resource(primitive: Primitive, over: Partial<ResourceSpec> = {}): ResourceSpec {
   return {

@@ -65,7 +65,7 @@ const majorityPaused = redLock(
  * SIGKILLs servers, for good: after 1 and 2 kills the majority carries on; `third`: then none. The
  * last kill leaves a third of the run: once only a bare majority is alive, every attempt needs all
  * of them, and rival attempts that split them wait out a member's share of the wait (1.5 s here,
- * the seeds' algorithm) before they retry.
+ * as in Redisson's algorithm) before they retry.
  */
 function killed(third: boolean): Scenario['faults'] {
   return async (ctx) => {

@@ -14,7 +14,7 @@ const SCRIPT_CALL = /\$(4|7)\r\neval(sha)?\r\n/i;
  * The proxy forwards a script call, swallows Redis' reply and cuts the connection: Redis ran it,
  * the client never heard, and ioredis sends it again after reconnecting (its default). Every
  * script must give the first run's outcome on a repeat: hold counts, permits and releases stay
- * right (SPEC 3, "Retries are harmless").
+ * right (docs/guarantees.md, 3.2 Retries are harmless).
  */
 async function dropReplies(ctx: FaultContext): Promise<void> {
   await repeat(ctx, 200, 200, async () => {
