@@ -1,3 +1,6 @@
+/**
+ * The checks after each scenario: every lock free, every semaphore full, no stray key without a TTL.
+ */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keysWithoutTtl } from '../../harness/keys.js';
 import type { ResourceSpec } from '../protocol.js';

@@ -1,3 +1,6 @@
+/**
+ * What the scenarios share: the usual resource and contention, and the styles with a lease signal.
+ */
 import type { Primitive, ResourceSpec, Style } from '../protocol.js';
 
 /** Styles that give the holder a lease signal (and a token, on a fenced lock). */

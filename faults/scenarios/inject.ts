@@ -1,3 +1,6 @@
+/**
+ * Helpers that inject faults: finding a fresh holder, the lock's key, repeating a fault.
+ */
 import { now } from '../rng.js';
 import type { OpenSection } from '../runner/register.js';
 import type { Server } from '../runner/env.js';

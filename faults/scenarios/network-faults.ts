@@ -1,3 +1,6 @@
+/**
+ * Scenarios waiter-partitioned and holder-partitioned: a worker's connections stalled by the proxy.
+ */
 import { resource, SIGNALLED } from './common.js';
 import { findTarget, freshHolder, partition, repeat } from './inject.js';
 import { STRICT, type Scenario } from './types.js';

@@ -1,3 +1,6 @@
+/**
+ * The no-fault scenarios, one per primitive, and the control scenario without any lock.
+ */
 import type { Primitive } from '../protocol.js';
 import { resource } from './common.js';
 import { STRICT, type Scenario } from './types.js';

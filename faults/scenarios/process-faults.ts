@@ -1,3 +1,6 @@
+/**
+ * Scenarios that stop a process: a holder, or redis-server itself, SIGSTOPped and resumed.
+ */
 import type { Primitive } from '../protocol.js';
 import { resource, SIGNALLED } from './common.js';
 import { findTarget, freezeServers, freezeWorker, freshHolder, repeat } from './inject.js';

@@ -1,3 +1,6 @@
+/**
+ * RedLock scenarios: a minority or a majority of its five servers paused or killed.
+ */
 import type { Server } from '../runner/env.js';
 import { resource } from './common.js';
 import { freezeServers, repeat } from './inject.js';

@@ -1,3 +1,7 @@
+/**
+ * Scenarios reply-lost, client-kill and reply-timeout (commands Redis ran whose replies never
+ * arrived, or came too late) and waits-aborted (waits given up while their attempt is in flight).
+ */
 import type { Redis } from 'ioredis';
 import type { Style } from '../protocol.js';
 import { resource } from './common.js';

@@ -1,3 +1,6 @@
+/**
+ * Picks the adapter for the client given to LockClient (ioredis, node-redis, or a RedisConnection).
+ */
 import type { RedisConnection } from './connection.js';
 import { IoredisConnection, isIoredis, type IoredisLike } from './ioredis-adapter.js';
 import { isNodeRedis, NodeRedisConnection, type NodeRedisLike } from './node-redis-adapter.js';
