@@ -42,5 +42,6 @@ export type {
   TrackingLink,
 } from './redis/connection.js';
 export type { RedisClientLike } from './redis/to-connection.js';
+export { bunRedisConnection } from './redis/bun-adapter.js';
 export { channels as diagnosticsChannels, type LatchkeyWarning, type LockKind } from './diagnostics.js';
 export { MAX_DURATION_MS, MIN_LEASE_MS } from './validate.js';

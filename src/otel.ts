@@ -74,11 +74,11 @@ const MAX_TRACKED = 100_000;
  * - `latchkey.lock.wait.duration` (histogram, s; `latchkey.lock.kind`, `latchkey.lock.outcome`):
  *   how long callers waited after a failed first attempt (an uncontended acquisition never waits);
  * - `latchkey.lock.hold.duration` (histogram, s; kind): from acquisition to the last release;
- * - `latchkey.lock.acquisitions` (counter; kind, `latchkey.lock.reentrant`);
- * - `latchkey.lock.timeouts` (counter; kind): waits that ended at their `waitTime`;
- * - `latchkey.lock.lost` (counter; kind): held locks found lost (the lease signal aborted);
- * - `latchkey.lock.renewals` (counter; kind): locks renewed by the watchdog;
- * - `latchkey.lock.waiters` (up-down counter; kind): callers waiting right now.
+ * - `latchkey.lock.acquisitions` (counter, `{acquisition}`; kind, `latchkey.lock.reentrant`);
+ * - `latchkey.lock.timeouts` (counter, `{wait}`; kind): waits that ended at their `waitTime`;
+ * - `latchkey.lock.lost` (counter, `{lock}`; kind): held locks found lost (the lease signal aborted);
+ * - `latchkey.lock.renewals` (counter, `{renewal}`; kind): locks renewed by the watchdog;
+ * - `latchkey.lock.waiters` (up-down counter, `{waiter}`; kind): callers waiting right now.
  * Call it once per process; each call subscribes again.
  */
 export function instrumentLatchkey(options: LatchkeyInstrumentationOptions = {}): LatchkeyInstrumentation {
@@ -96,11 +96,26 @@ export function instrumentLatchkey(options: LatchkeyInstrumentationOptions = {})
     description: 'Time a lock was held, from its acquisition to its last release',
     advice: { explicitBucketBoundaries: HOLD_BUCKETS },
   });
-  const acquisitions = meter.createCounter('latchkey.lock.acquisitions', { unit: '{acquisition}' });
-  const timeouts = meter.createCounter('latchkey.lock.timeouts', { unit: '{wait}' });
-  const lost = meter.createCounter('latchkey.lock.lost', { unit: '{lock}' });
-  const renewals = meter.createCounter('latchkey.lock.renewals', { unit: '{renewal}' });
-  const waiters = meter.createUpDownCounter('latchkey.lock.waiters', { unit: '{waiter}' });
+  const acquisitions = meter.createCounter('latchkey.lock.acquisitions', {
+    unit: '{acquisition}',
+    description: 'Acquisitions of a lock, semaphore permit or latch wait, re-entries included',
+  });
+  const timeouts = meter.createCounter('latchkey.lock.timeouts', {
+    unit: '{wait}',
+    description: 'Waits that ended at their waitTime without acquiring',
+  });
+  const lost = meter.createCounter('latchkey.lock.lost', {
+    unit: '{lock}',
+    description: 'Held locks found lost (deleted, taken over or expired): their lease signal aborted',
+  });
+  const renewals = meter.createCounter('latchkey.lock.renewals', {
+    unit: '{renewal}',
+    description: 'Locks whose lease the watchdog renewed',
+  });
+  const waiters = meter.createUpDownCounter('latchkey.lock.waiters', {
+    unit: '{waiter}',
+    description: 'Callers waiting for a lock, semaphore or latch right now',
+  });
   // When the engine leaves `held` out of a release, hold time comes from the acquisition's time.
   const heldSince = new Map<string, number>();
 

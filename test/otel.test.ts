@@ -41,7 +41,49 @@ async function points<T = number>(name: string): Promise<DataPoint<T>[]> {
 }
 const total = (list: DataPoint<number>[]): number => list.reduce((sum, point) => sum + point.value, 0);
 
+/** Every instrument latchkey/otel makes, with its unit. */
+const INSTRUMENTS: Record<string, string> = {
+  'latchkey.lock.wait.duration': 's',
+  'latchkey.lock.hold.duration': 's',
+  'latchkey.lock.acquisitions': '{acquisition}',
+  'latchkey.lock.timeouts': '{wait}',
+  'latchkey.lock.lost': '{lock}',
+  'latchkey.lock.renewals': '{renewal}',
+  'latchkey.lock.waiters': '{waiter}',
+};
+
 describe('latchkey/otel from a real run', () => {
+  it('describes every instrument and gives its unit', async () => {
+    // A provider of its own: the other tests count exactly what they record.
+    const ownExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const ownReader = new PeriodicExportingMetricReader({ exporter: ownExporter, exportIntervalMillis: 3_600_000 });
+    const ownProvider = new MeterProvider({ readers: [ownReader] });
+    const instrumentation = instrumentLatchkey({ meterProvider: ownProvider });
+    // Every instrument gets a point: an acquisition held past a renewal, a wait that times out, a loss.
+    const locks = server.lockClient({ watchdogTimeout: 300 });
+    const lease = await locks.getLock('described').acquire();
+    assert.equal(await locks.getLock('described').tryLock({ waitTime: 250 }), false);
+    await lease.release();
+    const lost = await locks.getLock('described').acquire();
+    const aborted = new Promise((resolve) => lost.signal.addEventListener('abort', resolve, { once: true }));
+    await server.client().del('latchkey:{described}:lock');
+    await aborted;
+    await ownReader.forceFlush();
+    const descriptors = ownExporter
+      .getMetrics()
+      .flatMap((resource) => resource.scopeMetrics)
+      .flatMap((scope) => scope.metrics)
+      .map((metric) => metric.descriptor);
+    for (const [name, unit] of Object.entries(INSTRUMENTS)) {
+      const descriptor = descriptors.find((d) => d.name === name);
+      assert.ok(descriptor, `${name} reported`);
+      assert.equal(descriptor.unit, unit, name);
+      assert.ok(descriptor.description.length > 10, `${name} has a description`);
+    }
+    instrumentation.disable();
+    await ownProvider.shutdown();
+  });
+
   it('records wait and hold histograms, acquisitions, timeouts, lost leases, waiters and wait spans', async () => {
     const instrumentation = instrumentLatchkey({ meterProvider, tracerProvider, spans: true });
     // A 3 s lease: a loaded machine's slow renewals must not lose the contended holds.

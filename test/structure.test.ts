@@ -21,6 +21,7 @@ const LEAVES = [
   'client.ts', // the context's assertOpen()
   'clock.ts',
   'diagnostics.ts',
+  'engine/deadline-queue.ts', // the client's timers (a hold's proven end, its renewal, the call's limit)
   'engine/server-checks.ts', // has this client checked the server's eviction policy?
   'engine/timers.ts',
   'engine/waiters.ts', // does a recent wait still listen for this lock?

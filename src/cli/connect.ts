@@ -64,27 +64,44 @@ function parseSentinels(text: string): { host: string; port: number }[] {
   });
 }
 
+/**
+ * A closed connection's socket is destroyed at once when the server does not close its side (a
+ * server that never answers), instead of ioredis' default 2 s that would keep the CLI alive.
+ */
+const DISCONNECT_MS = 50;
+
 /** Fail fast: no reconnects, no retries, no offline queue, every command bounded. */
 function failFast(timeout: number): RedisOptions {
   return {
     lazyConnect: true,
     connectTimeout: timeout,
     commandTimeout: timeout,
+    disconnectTimeout: DISCONNECT_MS,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
     enableOfflineQueue: false,
   };
 }
 
+/** What ioredis says when the bytes it reads are not the Redis protocol (an HTTP server, a database). */
+const NOT_RESP = /Protocol error|Unknown RESP type|Please report this/i;
+
 function unreachable(address: string, error: unknown): CliError {
   const reason = error instanceof Error ? error.message : String(error);
+  if (NOT_RESP.test(reason)) {
+    return new CliError(
+      `${address} is not a Redis server: it answered something other than the Redis protocol (check the host and port)`,
+      EXIT.unreachable,
+    );
+  }
   return new CliError(`cannot reach Redis at ${address}: ${reason}`, EXIT.unreachable);
 }
 
 /**
- * Awaits `connecting` for at most `ms`; on failure or timeout disconnects and throws a CliError
- * with the socket's own reason (ECONNREFUSED, ETIMEDOUT, WRONGPASS...), not ioredis' "Connection
- * is closed" that follows it.
+ * Awaits `connecting` for at most `ms` (the whole of `--timeout`: the TCP connect, ioredis' ready
+ * check and the first command together, not one bound each); on failure or timeout disconnects and
+ * throws a CliError with the socket's own reason (ECONNREFUSED, ETIMEDOUT, WRONGPASS...), not
+ * ioredis' "Connection is closed" that follows it.
  */
 async function bounded(client: Redis | Cluster, connecting: Promise<unknown>, ms: number, address: string) {
   let cause: unknown;
@@ -121,7 +138,7 @@ export async function connect(target: Target): Promise<Connection> {
     });
     redis.on('error', () => undefined); // reported by connect() below, once
     const address = `${target.name} via Sentinel ${target.sentinels}`;
-    await bounded(redis, redis.connect(), timeout * 2, address);
+    await bounded(redis, redis.connect(), timeout, address);
     return single(redis, 'sentinel', address);
   }
   if (!target.url) throw new CliError('give the Redis to use with --url redis://host:port or REDIS_URL', EXIT.usage);
@@ -129,25 +146,33 @@ export async function connect(target: Target): Promise<Connection> {
   const address = `${endpoint.host}:${endpoint.port}`;
   const redis = new Redis({ ...failFast(timeout), ...endpoint });
   redis.on('error', () => undefined);
-  await bounded(redis, redis.connect(), timeout * 2, address);
-  const info = await redis.info('cluster').catch((error: unknown) => {
-    redis.disconnect();
-    throw unreachable(address, error);
-  });
+  let info = '';
+  await bounded(
+    redis,
+    redis.connect().then(async () => (info = await redis.info('cluster'))),
+    timeout,
+    address,
+  );
   if (!/cluster_enabled:1/.test(info)) return single(redis, 'standalone', address);
   redis.disconnect();
   const { host, port, ...auth } = endpoint;
   const options: ClusterOptions = {
     lazyConnect: true,
     // The Cluster client decides retries and queueing for its nodes: only bounds go to them.
-    redisOptions: { connectTimeout: timeout, commandTimeout: timeout, maxRetriesPerRequest: 0, ...auth },
+    redisOptions: {
+      connectTimeout: timeout,
+      commandTimeout: timeout,
+      disconnectTimeout: DISCONNECT_MS,
+      maxRetriesPerRequest: 0,
+      ...auth,
+    },
     clusterRetryStrategy: () => null,
     enableOfflineQueue: false,
     slotsRefreshTimeout: timeout,
   };
   const cluster = new Cluster([{ host: host!, port: port! }], options);
   cluster.on('error', () => undefined);
-  await bounded(cluster, cluster.connect(), timeout * 2, address);
+  await bounded(cluster, cluster.connect(), timeout, address);
   return {
     client: cluster,
     mode: 'cluster',

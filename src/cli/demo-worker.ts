@@ -73,6 +73,12 @@ export async function runWorker(settings: WorkerSettings, send: (message: Worker
 export async function workerMain(settingsJson: string): Promise<number> {
   const quit = (): never => process.exit(0);
   process.on('SIGTERM', quit).on('SIGINT', quit).on('disconnect', quit);
+  // Deno says no 'disconnect' when the demo dies without a word (SIGKILL): look for it every second.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid !== parent || !isAlive(parent)) quit();
+  }, 1_000);
+  watch.unref();
   const send = (message: WorkerMessage): Promise<void> =>
     new Promise((resolve) => (process.send && process.connected ? process.send(message, () => resolve()) : resolve()));
   try {
@@ -84,7 +90,17 @@ export async function workerMain(settingsJson: string): Promise<number> {
     await send({ type: 'error', message: error instanceof Error ? error.message : String(error) });
     return 1;
   } finally {
+    clearInterval(watch);
     process.off('disconnect', quit);
     process.disconnect?.();
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }

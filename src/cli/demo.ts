@@ -9,7 +9,7 @@ import { connect, type Connection } from './connect.js';
 import { printSummary, startProgress, type Tally } from './demo-summary.js';
 import type { WorkerMessage, WorkerSettings } from './demo-worker.js';
 import { CliError, EXIT, signalExitCode } from './exit.js';
-import { startRedisServer, type RedisProcess } from './redis-server.js';
+import { signalChild, startRedisServer, type RedisProcess } from './redis-server.js';
 
 export interface DemoOptions {
   readonly workers: number;
@@ -20,14 +20,16 @@ export interface DemoOptions {
   readonly lock: boolean;
 }
 
-const alive = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
+/** Workers seen to exit (their 'exit' event: Deno sets `signalCode` as soon as a signal is sent). */
+const ended = new WeakSet<ChildProcess>();
+const alive = (child: ChildProcess): boolean => !ended.has(child);
 
 /** SIGTERM, then SIGKILL for whoever is still there after `graceMs`. */
 async function stopWorkers(children: readonly ChildProcess[], graceMs = 2_000): Promise<void> {
   const running = children.filter(alive);
   const exited = running.map((child) => once(child, 'exit'));
-  for (const child of running) child.kill('SIGTERM');
-  const timer = setTimeout(() => running.filter(alive).forEach((child) => child.kill('SIGKILL')), graceMs);
+  for (const child of running) signalChild(child, 'SIGTERM');
+  const timer = setTimeout(() => running.filter(alive).forEach((child) => signalChild(child, 'SIGKILL')), graceMs);
   await Promise.all(exited);
   clearTimeout(timer);
 }
@@ -68,7 +70,7 @@ export async function runDemo(options: DemoOptions, out: NodeJS.WriteStream = pr
     if (url) {
       out.write(`Using REDIS_URL=${url} (keys under ${namespace}*, removed afterwards)\n`);
     } else {
-      server = await startRedisServer([], [], { detached: true });
+      server = await startRedisServer([], [], { detached: true, stopWithParent: true });
       url = server.url;
       out.write(`Started a private redis-server on port ${server.port}\n`);
     }
@@ -125,6 +127,7 @@ function runWorkers(
         detached: true,
       });
       children.push(child);
+      child.once('exit', () => ended.add(child));
       let failure: string | undefined;
       child.on('message', (message: WorkerMessage) => {
         if (message.type === 'error') failure = message.message;

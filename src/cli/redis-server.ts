@@ -23,15 +23,13 @@ export interface RedisProcess {
 }
 
 const INSTALL_HINT =
-  'redis-server was not found. Install it (Debian/Ubuntu: `sudo apt-get install redis-server`, macOS: `brew install redis`) ' +
-  'or point REDIS_SERVER_BIN at the binary.';
+  'redis-server (or valkey-server) was not found. Install it (Debian/Ubuntu: `sudo apt-get install redis-server`, ' +
+  'macOS: `brew install redis`) or point REDIS_SERVER_BIN at the binary (`REDIS_SERVER_BIN=valkey-server` runs Valkey).';
 
-/** The redis-server binary: REDIS_SERVER_BIN, else the first `redis-server` on PATH. */
-export function findRedisServer(): string {
-  const explicit = process.env.REDIS_SERVER_BIN;
-  if (explicit) return explicit;
+/** The first executable named `name` on PATH. */
+function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const candidate = join(dir, 'redis-server');
+    const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
@@ -39,6 +37,18 @@ export function findRedisServer(): string {
       // not in this directory
     }
   }
+  return undefined;
+}
+
+/**
+ * The server binary: REDIS_SERVER_BIN (a path, or a name looked up on PATH: `valkey-server`), else
+ * `redis-server` on PATH, else `valkey-server` on PATH.
+ */
+export function findRedisServer(): string {
+  const explicit = process.env.REDIS_SERVER_BIN;
+  if (explicit) return explicit.includes('/') ? explicit : (onPath(explicit) ?? explicit);
+  const found = onPath('redis-server') ?? onPath('valkey-server');
+  if (found) return found;
   throw new Error(INSTALL_HINT);
 }
 
@@ -57,9 +67,23 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Sends `signal` to a child by its PID. Not `child.kill()`: Deno's marks a child killed after its
+ * first signal and sends nothing after it (a SIGCONT, then SIGTERM, never arrived), and gives the
+ * first signal's name as `signalCode` while the child still runs.
+ */
+export function signalChild(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
 const running = new Set<ChildProcess>();
 const killAll = (): void => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) signalChild(child, 'SIGKILL');
 };
 process.once('exit', killAll);
 // A runner that times a test file out, or a terminal that closes, ends this process by signal:
@@ -76,6 +100,11 @@ export interface StartRedisServerOptions {
   /** A process group of its own, so that a terminal's Ctrl-C reaches only its parent. */
   detached?: boolean;
   /**
+   * Stop the server when this process dies in a way that runs none of its code (SIGKILL, a crash):
+   * a sidecar `sh` waits for the end of a pipe that only this process holds open.
+   */
+  stopWithParent?: boolean;
+  /**
    * Listen on this port instead of a free one (restarting a server where its clients look for
    * it). No other port is tried: the start fails if the port is taken.
    */
@@ -90,20 +119,55 @@ export interface StartRedisServerOptions {
 export async function startRedisServer(
   extraArgs: readonly string[] = [],
   leadingArgs: readonly string[] = [],
-  { detached = false, port: fixedPort }: StartRedisServerOptions = {},
+  { detached = false, port: fixedPort, stopWithParent = false }: StartRedisServerOptions = {},
 ): Promise<RedisProcess> {
   const bin = findRedisServer();
-  if (fixedPort !== undefined) return launch(bin, fixedPort, extraArgs, leadingArgs, detached);
-  let lastError: unknown;
-  for (let tries = 0; tries < 5; tries++) {
-    const port = await freePort();
-    try {
-      return await launch(bin, port, extraArgs, leadingArgs, detached);
-    } catch (error) {
-      lastError = error; // most likely the port was taken meanwhile: try another
+  const started = async (): Promise<RedisProcess> => {
+    if (fixedPort !== undefined) return launch(bin, fixedPort, extraArgs, leadingArgs, detached);
+    let lastError: unknown;
+    for (let tries = 0; tries < 5; tries++) {
+      const port = await freePort();
+      try {
+        return await launch(bin, port, extraArgs, leadingArgs, detached);
+      } catch (error) {
+        lastError = error; // most likely the port was taken meanwhile: try another
+      }
     }
-  }
-  throw lastError instanceof Error ? lastError : new Error(String(lastError));
+    throw lastError instanceof Error ? lastError : new Error(String(lastError));
+  };
+  const server = await started();
+  return stopWithParent ? watchedByParent(server) : server;
+}
+
+/**
+ * The server, stopped by a sidecar when this process is gone: `cat` reads a pipe whose only writer
+ * is this process, so it sees its end however this process ends, and the sidecar then sends the
+ * server SIGTERM. Dismissed (killed first) when the server stops or exits otherwise, so that it
+ * never signals a PID the system gave to another process since.
+ */
+function watchedByParent(server: RedisProcess): RedisProcess {
+  const watcher = spawn('sh', ['-c', 'cat >/dev/null; kill -TERM "$1" 2>/dev/null', 'sh', String(server.child.pid)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  });
+  watcher.on('error', () => undefined);
+  watcher.stdin?.on('error', () => undefined);
+  // Neither keeps this process alive: it is there for when this process is gone.
+  watcher.unref();
+  (watcher.stdin as { unref?(): void } | null)?.unref?.();
+  const dismiss = (): void => {
+    signalChild(watcher, 'SIGKILL');
+    watcher.stdin?.destroy();
+  };
+  server.child.once('exit', dismiss);
+  return {
+    ...server,
+    async stop(hard) {
+      dismiss();
+      await server.stop(hard);
+    },
+  };
 }
 
 function launch(
@@ -119,7 +183,9 @@ function launch(
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached });
   running.add(child);
   let output = '';
+  let gone = false;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exited.then(() => (gone = true));
   const cleanup = (): void => {
     running.delete(child);
     rmSync(dir, { recursive: true, force: true });
@@ -130,12 +196,12 @@ function launch(
     host: '127.0.0.1',
     url: `redis://127.0.0.1:${port}`,
     child,
-    freeze: () => void child.kill('SIGSTOP'),
-    resume: () => void child.kill('SIGCONT'),
+    freeze: () => signalChild(child, 'SIGSTOP'),
+    resume: () => signalChild(child, 'SIGCONT'),
     async stop(hard = false) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGCONT');
-      child.kill(hard ? 'SIGKILL' : 'SIGTERM');
+      if (gone) return;
+      signalChild(child, 'SIGCONT');
+      signalChild(child, hard ? 'SIGKILL' : 'SIGTERM');
       await exited;
     },
   };
@@ -143,7 +209,7 @@ function launch(
     const timer = setTimeout(() => fail(new Error(`redis-server did not start on port ${port}: ${output}`)), 10_000);
     const fail = (error: Error): void => {
       clearTimeout(timer);
-      child.kill('SIGKILL');
+      signalChild(child, 'SIGKILL');
       reject(error);
     };
     child.once('error', (error) => fail(new Error(`could not run ${bin}: ${error.message}. ${INSTALL_HINT}`)));

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { LockAcquireTimeoutError, LockClient, type LockLease } from '../index.js';
 import type { Connection } from './connect.js';
 import { CliError, EXIT, signalExitCode } from './exit.js';
+import { signalChild } from './redis-server.js';
 
 export interface RunOptions {
   readonly lock: string;
@@ -116,13 +117,13 @@ async function supervise(
     if (lease.token !== undefined) env.LATCHKEY_FENCING_TOKEN = String(lease.token);
     const child = spawn(file!, args, { stdio: 'inherit', env });
     // In the same tick as the spawn: signal handlers run from the event loop, so none runs between.
-    signals.onSignal((signal) => void child.kill(signal));
+    signals.onSignal((signal) => signalChild(child, signal));
     onLost = () => {
       lost = true;
       const reason = lease.signal.reason instanceof Error ? lease.signal.reason.message : String(lease.signal.reason);
       log(`lost the lock "${options.lock}" (${reason}): stopping the command`);
-      child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), options.killAfter);
+      signalChild(child, 'SIGTERM');
+      killTimer = setTimeout(() => signalChild(child, 'SIGKILL'), options.killAfter);
     };
     lease.signal.addEventListener('abort', onLost, { once: true });
     const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {

@@ -157,7 +157,8 @@ async function pipeline<T>(
       if (deadline !== undefined && now() >= deadline) {
         if (wait.unanswered) throw wait.failure;
         wait.end('timeout');
-        await giveUp(acquisition, false);
+        // Its last call went unanswered: Redis may be out of reach, so giving back is not awaited.
+        await giveUp(acquisition, wait.failure !== undefined);
         return undefined;
       }
       wait.start();

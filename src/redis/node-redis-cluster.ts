@@ -16,40 +16,54 @@ interface NodeConnection {
   on(event: 'sharded-channel-moved' | 'server-sunsubscribe', listener: (channel: string) => void): unknown;
 }
 
-/** A slot's primary in a node-redis Cluster's slot map. */
+/**
+ * A slot's primary in a node-redis Cluster's slot map. Its connections are promises while node-redis
+ * 4 makes them; node-redis 4 keeps the pub/sub one as `pubSubClient`, 5 and later as `pubSub.client`.
+ */
 interface SlotPrimary {
   readonly address: string;
-  readonly client?: NodeConnection;
+  readonly client?: NodeConnection | PromiseLike<unknown>;
   /** Set while its connection is first made (a call then waits for it). */
   readonly connectPromise?: Promise<unknown>;
   readonly pubSub?: { readonly client: NodeConnection };
+  readonly pubSubClient?: NodeConnection | PromiseLike<unknown>;
 }
 
 /** The slot map of a node-redis Cluster: per slot, its primary (`host:port`) and its connections. */
 type SlotMap = readonly ({ readonly master: SlotPrimary } | undefined)[];
 
+/** A connection made (not one node-redis 4 is still making, a promise). */
+function made(connection: NodeConnection | PromiseLike<unknown> | undefined): NodeConnection | undefined {
+  return connection !== undefined && 'isReady' in connection ? connection : undefined;
+}
+
 /** Its command connection, made and down now: node-redis queues a call on it until it reconnects. */
 function downCommandConnection(primary: SlotPrimary | undefined): NodeConnection | undefined {
-  const connection = primary?.client;
-  return connection && !connection.isReady && primary.connectPromise === undefined ? connection : undefined;
+  const connection = made(primary?.client);
+  return connection && !connection.isReady && primary?.connectPromise === undefined ? connection : undefined;
+}
+
+/** Its pub/sub connection, once made. */
+function pubSubConnection(primary: SlotPrimary | undefined): NodeConnection | undefined {
+  return primary?.pubSub?.client ?? made(primary?.pubSubClient);
 }
 
 /** Its pub/sub connection, not up: node-redis holds an SSUBSCRIBE until it connects. */
 function downPubSubConnection(primary: SlotPrimary | undefined): NodeConnection | undefined {
-  const connection = primary?.pubSub?.client;
+  const connection = pubSubConnection(primary);
   return connection && !connection.isReady ? connection : undefined;
 }
 
 /** What re-reads a node-redis Cluster's slot map (public in its type declarations). */
 interface Rediscovery {
-  readonly _slots?: { rediscover(startWith: object): Promise<void> };
+  readonly _slots?: { rediscover(startWith: never): Promise<void> };
 }
 
 /** The part of a node-redis `createCluster()` client latchkey uses (typed here so `redis` is never imported). */
 export interface NodeRedisClusterLike extends Rediscovery {
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
   duplicate(overrides?: object): NodeRedisClusterSubscriber;
-  nodeClient(node: never): Promise<unknown>;
+  nodeClient(node: never): unknown;
   readonly slots: SlotMap;
   readonly isOpen: boolean;
 }
@@ -88,7 +102,7 @@ function slotMapRefresher(
     if (running === undefined && time - last >= REFRESH_EVERY_MS && cluster._slots) {
       last = time;
       running = cluster._slots
-        .rediscover(down)
+        .rediscover(down as never)
         .then(afterRefresh, () => undefined)
         .finally(() => (running = undefined));
     }
@@ -158,7 +172,7 @@ export function nodeRedisClusterShape(cluster: NodeRedisClusterLike): NodeRedisS
       const watched = new WeakSet<NodeConnection>();
       /** Each shard's connection, once known: a later `ready` is a reconnect, a server unsubscribe a move. */
       const watch = (slot: number): void => {
-        const connection = subscriber.slots[slot]?.master.pubSub?.client;
+        const connection = pubSubConnection(subscriber.slots[slot]?.master);
         if (!connection || watched.has(connection)) return;
         watched.add(connection);
         connection.on('ready', reconnected);
@@ -230,7 +244,7 @@ function reattacher(
   let startWith: NodeConnection | undefined;
   const run = async (): Promise<void> => {
     timer = undefined;
-    await subscriber._slots?.rediscover(startWith ?? {}).catch(() => undefined);
+    await subscriber._slots?.rediscover((startWith ?? {}) as never).catch(() => undefined);
     const back = await Promise.all(
       [...dropped].map(async (channel) => {
         const entry = channels.get(channel);

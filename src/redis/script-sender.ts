@@ -16,15 +16,19 @@ const REPLY_ERRORS = new Set(['ReplyError', 'ErrorReply', 'SimpleError', 'BlobEr
  */
 const PASSING_REPLIES = /^(TRYAGAIN|CLUSTERDOWN|MOVED|ASK|LOADING|MASTERDOWN|READONLY|BUSY|NOREPLICAS|UNBLOCKED)\b/;
 
+/** Whether a client's error is Redis' own reply, by the class names clients give them. */
+export type IsReplyError = (error: Error) => boolean;
+const byClassName: IsReplyError = (error) =>
+  [error.name, error.constructor.name].some((name) => REPLY_ERRORS.has(name));
+
 /**
  * Decides whether a client error is Redis' own reply about the call (kept as is: it says what is
  * wrong) or a failure to reach a server that can answer (wrapped in RedisUnavailableError with the
- * original as cause).
+ * original as cause). `isReply` tells a reply for clients whose class names do not (GLIDE, Bun).
  */
-export function classifyClientError(error: unknown, what: string): Error {
+export function classifyClientError(error: unknown, what: string, isReply: IsReplyError = byClassName): Error {
   if (error instanceof RedisUnavailableError) return error;
-  const isReply = error instanceof Error && [error.name, error.constructor.name].some((name) => REPLY_ERRORS.has(name));
-  if (isReply && !PASSING_REPLIES.test(error.message)) return error;
+  if (error instanceof Error && isReply(error) && !PASSING_REPLIES.test(error.message)) return error;
   const detail = error instanceof Error ? error.message : String(error);
   return new RedisUnavailableError(`Redis is unavailable (${what}): ${detail}`, { cause: error });
 }
@@ -35,8 +39,13 @@ export function classifyClientError(error: unknown, what: string): Error {
  * does not offer it) and will again: a CommandRefusedError, whose message adds `consequence`.
  * Anything else comes out as `classifyClientError` makes it.
  */
-export function classifyRefusal(error: unknown, command: string, consequence = ''): Error {
-  const classified = classifyClientError(error, command);
+export function classifyRefusal(
+  error: unknown,
+  command: string,
+  consequence = '',
+  isReply: IsReplyError = byClassName,
+): Error {
+  const classified = classifyClientError(error, command, isReply);
   if (classified instanceof RedisUnavailableError || classified instanceof CommandRefusedError) return classified;
   const message = `Redis refused ${command} (${classified.message})${consequence && `: ${consequence}`}`;
   return new CommandRefusedError(command, message, { cause: error });
@@ -65,12 +74,13 @@ export function evalWithFallback(
   script: LuaScript,
   keys: readonly string[],
   args: readonly ScriptArg[],
+  isReply?: IsReplyError,
 ): Promise<ScriptReply> {
   // A reply passes through untouched: every lock() and unlock() takes this path twice.
   return attempt(() => sender.evalsha(script, keys, args)).then(undefined, (error: unknown) => {
-    if (!isNoScriptError(error)) throw classifyClientError(error, `script ${script.name}`);
+    if (!isNoScriptError(error)) throw classifyClientError(error, `script ${script.name}`, isReply);
     return attempt(() => sender.eval(script, keys, args)).then(undefined, (failure: unknown) => {
-      throw classifyClientError(failure, `script ${script.name}`);
+      throw classifyClientError(failure, `script ${script.name}`, isReply);
     });
   });
 }

@@ -1,66 +1,12 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { connect } from 'node:net';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../../harness/redis-process.js';
 import { eventually } from '../../harness/eventually.js';
 import { startServer, type TestServer } from '../../harness/server.js';
-import { startCli } from './run-cli.js';
+import { portOpen, processesTagged, runDemo, selling, stopIfRunning } from './demo-process.js';
 
 const SMALL = ['--workers', '3', '--products', '3', '--stock', '15', '--seconds', '20'];
 const ENDLESS = ['--workers', '2', '--products', '2', '--stock', '100000', '--seconds', '60'];
-
-/** The demo in a process group of its own (as a terminal runs it), tagged so its workers can be found. */
-function runDemo(args: readonly string[], env: Record<string, string> = {}) {
-  const tag = randomUUID();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, LATCHKEY_DEMO_TEST: tag, ...env };
-  if (!env.REDIS_URL) delete childEnv.REDIS_URL; // the demo must start its own server
-  const child = startCli(['demo', ...args], { env: childEnv, detached: true });
-  return Object.assign(child, { tag });
-}
-
-/** Processes still alive that carry `tag` in their environment (the demo's workers inherit it). */
-function processesTagged(tag: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`LATCHKEY_DEMO_TEST=${tag}`);
-      } catch {
-        return false; // gone, or not ours to read
-      }
-    })
-    .map(Number);
-}
-
-/** After a failed assertion: SIGTERM (not SIGKILL), so that the demo still stops its own redis-server. */
-function stopIfRunning(child: ReturnType<typeof runDemo>): void {
-  if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** Resolves with the private server's port once the workers sell. */
-function selling(child: ReturnType<typeof runDemo>): Promise<number> {
-  let output = '';
-  return new Promise((resolve) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const port = /private redis-server on port (\d+)/.exec(output)?.[1];
-      if (/ [1-9]\d*\/\d+ items sold by/.test(output)) resolve(Number(port ?? 0));
-    });
-  });
-}
 
 let server: TestServer;
 before(async () => {

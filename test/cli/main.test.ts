@@ -75,4 +75,36 @@ describe('latchkey: usage, version and exit codes', () => {
     assert.ok(Date.now() - started < 10_000, 'bounded');
     noStack(stderr);
   });
+
+  it('--timeout bounds connecting as a whole: 3000 ms ends in about 3 s, not twice that and a 2 s linger', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    after(() => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    });
+    const { port } = silent.address() as { port: number };
+    const started = Date.now();
+    const { code, stderr } = await cli(['inspect', '--timeout', '3000', '--url', `redis://127.0.0.1:${port}`]);
+    const took = Date.now() - started;
+    assert.equal(code, 4, stderr);
+    assert.match(stderr, /no answer within 3000 ms/);
+    // Generous for the CLI's own start-up under load; the old bound took 8 s (2 x 3000 + 2000).
+    assert.ok(took >= 3_000 && took < 6_500, `took ${took} ms`);
+  });
+
+  it('an endpoint that does not speak the Redis protocol is named as not a Redis server', async () => {
+    const http = createServer((socket) =>
+      socket.on('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n')),
+    );
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    after(() => http.close());
+    const { port } = http.address() as { port: number };
+    const { code, stderr } = await cli(['inspect', '--url', `redis://127.0.0.1:${port}`]);
+    assert.equal(code, 4, stderr);
+    assert.match(stderr, new RegExp(`^latchkey: 127\\.0\\.0\\.1:${port} is not a Redis server`));
+    assert.doesNotMatch(stderr, /report this/i);
+    noStack(stderr);
+  });
 });

@@ -4,15 +4,18 @@
 -- longer there; the target: any command of several keys missing one), and the writes made before it
 -- stay: the call would be left half done. existsInSettledSlot(...) answers EXISTS for KEYS[1] and
 -- the keys given, together with a key that never exists, which fails exactly when KEYS[1]'s slot is
--- migrating or importing: the script then stops with TRYAGAIN, having changed nothing, and the
--- client sends it again. A slot cannot start to move while a script runs, so a script that passes
--- runs to its end. assertSettledSlot() is the check alone.
+-- migrating or importing (Redis says 'non local key', Valkey 'during rehashing of the slot'): the
+-- script then stops with TRYAGAIN, having changed nothing, and the client sends it again. A slot
+-- cannot start to move while a script runs, so a script that passes runs to its end.
+-- assertSettledSlot() is the check alone.
 -- A server whose slots never move (not a Cluster) runs the form in lib/settled-slot-standalone.lua
 -- instead: scripts/build-lua.mjs makes each script that includes this file in both forms.
 local function existsInSettledSlot(...)
   local found = redis.pcall('exists', KEYS[1], KEYS[1] .. ':never-exists', ...)
   if type(found) == 'table' then
-    if string.find(found.err, 'non local key', 1, true) then
+    local moving = string.find(found.err, 'non local key', 1, true)
+      or string.find(found.err, 'rehashing of the slot', 1, true)
+    if moving then
       error({ err = 'TRYAGAIN the hash slot of ' .. KEYS[1] .. ' is migrating' })
     end
     error(found)
