@@ -1,3 +1,6 @@
+/**
+ * The benchmark's SVG chart of a run.
+ */
 import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, HAND_OVER_RING } from './names.js';
 import type { BenchResults } from './report.js';
 

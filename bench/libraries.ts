@@ -1,3 +1,7 @@
+/**
+ * The libraries the benchmark compares (latchkey, redlock, redis-semaphore), each used as its
+ * README shows, behind one small interface.
+ */
 import type { Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
 import { Redlock } from './redlock.js';

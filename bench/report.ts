@@ -1,3 +1,6 @@
+/**
+ * A run's results as Markdown tables, and the targets met or missed.
+ */
 import type { ContentionResult, NotificationFloor } from './scenarios/contention.js';
 import type { DetectionRun, WaiterWakeRow } from './scenarios/detection.js';
 import type { LatencyResult } from './scenarios/multi.js';

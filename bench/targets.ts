@@ -1,5 +1,5 @@
 /**
- * The benchmark targets (SPEC.md section 5), checked against one run. Every bar is relative to
+ * The benchmark targets, checked against one run. Every bar is relative to
  * something measured in the same run (a floor, a peer, the hand-over ring), because this shared
  * machine's speed drifts too much for absolute figures to mean anything from one run to the next.
  * bench/README.md gives the reasoning behind each bar.

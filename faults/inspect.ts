@@ -1,3 +1,6 @@
+/**
+ * Shows the part of a stored history around one section (`--check FILE --around SECTION`).
+ */
 import type { HistoryRecord } from './protocol.js';
 
 /** Fields a line shows in its own columns. */

@@ -1,3 +1,6 @@
+/**
+ * The fault suite's table of figures and its legend.
+ */
 import type { Verdict } from './check/analyze.js';
 import type { Figures } from './check/figures.js';
 import { percentile } from './check/overlaps.js';

@@ -24,7 +24,7 @@ const USAGE = `usage: npm run faults -- [--quick] [--scenario name[,name...]] [-
        npm run faults -- --soak MINUTES [--seed n] [--out dir]
                                                      the no-fault workload of every primitive for
                                                      MINUTES, sampling what must not grow
-       --own-handles: no task shares a handle (a diagnosis aid: sets apart SPEC 2's shared-handle rule)
+       --own-handles: no task shares a handle (a diagnosis aid: sets apart the shared-handle owner rule)
        npm run faults -- --check <history.jsonl> [--around <section>]
                                                      judge a stored history again (and show one
                                                      section's neighbourhood, e.g. w0.lock.1.30)

@@ -1,3 +1,8 @@
+/**
+ * LockClient, the entry point: resolves the options, builds the client context every primitive
+ * runs on (watchdog, waiters, livenesses, loss detector, server checks), hands out the primitives,
+ * and emits lockLost, renewalError and warning.
+ */
 import { EventEmitter } from 'node:events';
 import { createSerializer, type ClientContext } from './context.js';
 import { listening, type LatchkeyWarning } from './diagnostics.js';

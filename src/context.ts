@@ -1,3 +1,7 @@
+/**
+ * ClientContext: what a primitive sees of its LockClient (never its Redis client), and the
+ * serializer that runs one owner's calls on one key one after the other.
+ */
 import type { Hold } from './engine/lock-core.js';
 import type { Livenesses } from './engine/liveness.js';
 import type { ServerChecks, Warn } from './engine/server-checks.js';

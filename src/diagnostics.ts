@@ -1,3 +1,7 @@
+/**
+ * The diagnostics channels latchkey publishes on (acquire, release, renew, lost, wait, warning),
+ * the shape of a warning, and the kinds of primitive the messages name.
+ */
 import * as diagnosticsChannel from 'node:diagnostics_channel';
 import { debuglog } from 'node:util';
 

@@ -1,3 +1,5 @@
+// The public API of `latchkey`: the client, the primitives' types, the errors, the Redis port and
+// the diagnostics channels. Everything else in src/ is internal.
 export { LockClient, type LockClientEvents } from './client.js';
 export {
   DEFAULTS,

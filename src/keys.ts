@@ -1,5 +1,3 @@
-import { clusterSlot } from './redis/cluster-slot.js';
-
 /**
  * Every key and channel name latchkey uses, in one place. A key is `<prefix>{<name>}:<kind>` or
  * `<prefix>{<name>}:<kind>:<part>`. The `{name}` hash tag puts every key of one name in one Redis
@@ -7,6 +5,7 @@ import { clusterSlot } from './redis/cluster-slot.js';
  * the Lock, FairLock, SpinLock and FencedLock of one name share one lock hash and exclude each
  * other. Different names spread over the slots.
  */
+import { clusterSlot } from './redis/cluster-slot.js';
 
 /** `<prefix>{<name>}`: the part every key of one name starts with. */
 export function tagOf(prefix: string, name: string): string {

@@ -1,3 +1,6 @@
+/**
+ * LockLease: what `acquire()` returns, a held lock as an AsyncDisposable with its signal.
+ */
 import type { HeldLock } from './engine/lock-core.js';
 
 /**

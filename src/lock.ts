@@ -1,3 +1,7 @@
+/**
+ * The Lock interface every lock of latchkey implements (plain, fair, spin, fenced, read and write
+ * sides, MultiLock, RedLock).
+ */
 import type { LockLease } from './lease.js';
 import type { LockOptions, TryLockOptions } from './options.js';
 

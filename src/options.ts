@@ -1,3 +1,7 @@
+/**
+ * The LockClient options, their defaults, and the options of lock(), tryLock(), withLock() and
+ * acquire().
+ */
 /** Options of a {@link LockClient}. Every field is optional; the defaults are in {@link DEFAULTS}. */
 export interface LockClientOptions {
   /**

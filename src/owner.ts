@@ -1,3 +1,7 @@
+/**
+ * Owners: random client and owner ids, and the async context (AsyncLocalStorage) that says whom a
+ * call acquires as inside a withLock() callback or a scope().
+ */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes, randomFillSync } from 'node:crypto';
 

@@ -1,3 +1,6 @@
+/**
+ * Scenario 3: worker processes contending for one key, beside the hand-over ring they are read against.
+ */
 import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

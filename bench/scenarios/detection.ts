@@ -1,3 +1,6 @@
+/**
+ * Scenario 6: from a held lock's deletion, takeover or expiry to its lease signal aborting.
+ */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';

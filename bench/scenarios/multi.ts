@@ -1,3 +1,6 @@
+/**
+ * Scenario 5: uncontended acquire latency over independent servers (MultiLock, RedLock, redlock).
+ */
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { Redlock } from '../redlock.js';

@@ -1,3 +1,7 @@
+/**
+ * Scenarios 1 and 2: one client acquiring and releasing in a loop, and concurrent tasks on one
+ * client, next to the bare two-script floor.
+ */
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { BenchLibrary, BenchSession } from '../libraries.js';

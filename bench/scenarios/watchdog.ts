@@ -1,3 +1,6 @@
+/**
+ * Scenario 4: what keeping many locks alive costs Redis per renewal period.
+ */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster, Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';

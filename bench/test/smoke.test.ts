@@ -1,3 +1,6 @@
+/**
+ * The benchmark's smoke test: `npm run bench -- --quick` runs every scenario and writes its results.
+ */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';

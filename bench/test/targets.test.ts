@@ -1,3 +1,6 @@
+/**
+ * Tests of the benchmark's target checks and report, on results made by hand.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compareRuns } from '../compare.js';

@@ -1,3 +1,6 @@
+/**
+ * The checker's entry: a scenario's history in, its verdict and figures out.
+ */
 import type { ClientOptions, HistoryRecord, ResourceSpec } from '../protocol.js';
 import type { Expectations } from '../scenarios/types.js';
 import { figuresOf, type Figures } from './figures.js';

@@ -1,3 +1,7 @@
+/**
+ * Everything the checker measures for one resource of a scenario: overlaps, lost updates, loss
+ * signals, lost holds and detection, waits, wrong results.
+ */
 import type { ErrorInfo, ResourceSpec } from '../protocol.js';
 import type { Expectations } from '../scenarios/types.js';
 import { overlaps, type Overlap } from './overlaps.js';

@@ -1,3 +1,6 @@
+/**
+ * Sections that overlapped in time though they may not.
+ */
 import type { Section } from './sections.js';
 
 /** Two sections that overlapped in time and may not: who, and for how long. */

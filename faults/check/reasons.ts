@@ -1,3 +1,6 @@
+/**
+ * Why a resource's figures fail its scenario's expectations.
+ */
 import type { Expectations } from '../scenarios/types.js';
 import type { Figures } from './figures.js';
 import { percentile, type Overlap } from './overlaps.js';

@@ -1,3 +1,6 @@
+/**
+ * Rebuilds critical sections and faults from a scenario's history.
+ */
 import type { ErrorInfo, FaultScope, HistoryRecord, Mode, WorkerEvent } from '../protocol.js';
 
 /** One critical section as the history tells it. */

@@ -1,3 +1,6 @@
+/**
+ * The checks after each scenario: every lock free, every semaphore full, no stray key without a TTL.
+ */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keysWithoutTtl } from '../../harness/keys.js';
 import type { ResourceSpec } from '../protocol.js';
@@ -6,9 +9,9 @@ import type { Env, Server } from './env.js';
 import type { History } from './history.js';
 
 /**
- * Keys a primitive must keep without a TTL (SPEC 3, "Nothing is left behind"): semaphore permits,
- * the expirable semaphore's total, a latch's count, a fenced lock's token counter. Both today's
- * names and the planned ones (PLAN.md) are listed.
+ * Keys a primitive must keep without a TTL (docs/guarantees.md, 3.12 Nothing is left behind):
+ * semaphore permits, the expirable semaphore's total, a latch's count, a fenced lock's token
+ * counter. Both today's names and the planned ones are listed.
  */
 export const DOCUMENTED_PERSISTENT = [
   /:semaphore:permits$/,

@@ -1,3 +1,6 @@
+/**
+ * The Redis side of a scenario: private servers and the per-worker TCP proxies.
+ */
 import { Redis } from 'ioredis';
 import { startRedisServer, type RedisProcess } from '../../harness/redis-process.js';
 import { LockClient } from '../../src/index.js';

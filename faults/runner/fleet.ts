@@ -1,3 +1,6 @@
+/**
+ * The worker processes, forked once and reused by every scenario.
+ */
 import { fork, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';

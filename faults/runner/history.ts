@@ -1,3 +1,6 @@
+/**
+ * A scenario's history: kept in memory for the checker and written as JSON lines.
+ */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { HistoryRecord } from '../protocol.js';

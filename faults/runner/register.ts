@@ -1,3 +1,6 @@
+/**
+ * The protected resource the runner keeps: a fenced counter every critical section reads and writes.
+ */
 import type { RegisterCall, RegisterReply } from '../protocol.js';
 import { now } from '../rng.js';
 import type { History } from './history.js';

@@ -1,3 +1,6 @@
+/**
+ * Runs one scenario: servers, workers, faults, the end-state checks, the history.
+ */
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';

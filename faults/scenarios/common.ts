@@ -1,3 +1,6 @@
+/**
+ * What the scenarios share: the usual resource and contention, and the styles with a lease signal.
+ */
 import type { Primitive, ResourceSpec, Style } from '../protocol.js';
 
 /** Styles that give the holder a lease signal (and a token, on a fenced lock). */
@@ -11,8 +14,9 @@ const STYLES: Partial<Record<Primitive, readonly Style[]>> = {
 };
 
 /**
- * A resource with the usual contention: 3 tasks per worker, 2 of them sharing one handle (SPEC 2:
- * concurrent tasks on one handle exclude each other), short sections, every API style in turn.
+ * A resource with the usual contention: 3 tasks per worker, 2 of them sharing one handle
+ * (docs/guarantees.md, 2: concurrent tasks on one handle exclude each other), short sections,
+ * every API style in turn.
  */
 export function resource(primitive: Primitive, over: Partial<ResourceSpec> = {}): ResourceSpec {
   return {

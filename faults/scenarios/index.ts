@@ -1,3 +1,6 @@
+/**
+ * Every scenario of the fault suite, in the order they run.
+ */
 import { keyFaultScenarios } from './key-faults.js';
 import { networkFaultScenarios } from './network-faults.js';
 import { control, noFaultScenarios } from './no-faults.js';

@@ -1,9 +1,12 @@
+/**
+ * Helpers that inject faults: finding a fresh holder, the lock's key, repeating a fault.
+ */
 import { now } from '../rng.js';
 import type { OpenSection } from '../runner/register.js';
 import type { Server } from '../runner/env.js';
 import type { FaultContext } from './types.js';
 
-/** The lock hash of a Lock / FairLock / FencedLock named `name` (SPEC keys: `<prefix>{<name>}:lock`). */
+/** The lock hash of a Lock / FairLock / FencedLock named `name` (docs/guarantees.md, 4. Keys). */
 export const lockKey = (name: string): string => `latchkey:{${name}}:lock`;
 
 /** A section in flight on `res` that entered at most `maxAgeMs` ago (so it has most of its hold left). */

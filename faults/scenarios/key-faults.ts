@@ -1,3 +1,6 @@
+/**
+ * Scenarios key-deleted and key-expired: a held lock's key deleted or expired behind its holder.
+ */
 import type { Primitive } from '../protocol.js';
 import { resource } from './common.js';
 import { findTarget, freshHolder, lockKey, repeat } from './inject.js';

@@ -1,3 +1,6 @@
+/**
+ * Scenarios waiter-partitioned and holder-partitioned: a worker's connections stalled by the proxy.
+ */
 import { resource, SIGNALLED } from './common.js';
 import { findTarget, freshHolder, partition, repeat } from './inject.js';
 import { STRICT, type Scenario } from './types.js';
@@ -8,8 +11,8 @@ const LEASE = 1_000;
  * A waiter partitioned (every connection of its process stalled, both ways) while it queues: a
  * release hands it the lock, the hand-over's reservation (its lease, 1 s) runs out before it hears,
  * the lock goes to the next. When the partition heals it reads the late hand-over: it must not
- * take that as a grant (SPEC 3, validity from before the grant). Nobody else is faulted, so any
- * overlap is one; 0 believed overlaps, strictly.
+ * take that as a grant (docs/guarantees.md, 3.9). Nobody else is faulted, so any overlap is one;
+ * 0 believed overlaps, strictly.
  */
 const waiterPartitioned: Scenario = {
   name: 'waiter-partitioned',

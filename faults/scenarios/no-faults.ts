@@ -1,3 +1,6 @@
+/**
+ * The no-fault scenarios, one per primitive, and the control scenario without any lock.
+ */
 import type { Primitive } from '../protocol.js';
 import { resource } from './common.js';
 import { STRICT, type Scenario } from './types.js';
@@ -51,7 +54,8 @@ export const noFaultScenarios: readonly Scenario[] = [
   noFaults('fair-lock', true, 'FairLock'),
   noFaults('fenced-lock', true, 'FencedLock'),
   noFaults('semaphore', true, 'Semaphore(2)'),
-  // SPEC asks no fairness of a read-write lock: a starved writer shows in "max wait", not as a failure.
+  // A read-write lock promises no fairness (docs/guarantees.md, 1): a starved writer shows in
+  // "max wait", not as a failure.
   {
     ...noFaults('read-write-lock', true, 'ReadWriteLock (1 reader, 3 writers per worker)'),
     expect: { ...STRICT, everyTaskEnters: false },

@@ -1,3 +1,6 @@
+/**
+ * Scenarios that stop a process: a holder, or redis-server itself, SIGSTOPped and resumed.
+ */
 import type { Primitive } from '../protocol.js';
 import { resource, SIGNALLED } from './common.js';
 import { findTarget, freezeServers, freezeWorker, freshHolder, repeat } from './inject.js';
@@ -23,7 +26,7 @@ function holderStopped(primitive: Primitive, quick: boolean): Scenario {
     proxied: false,
     workers: 4,
     // The frozen process's waiters keep their places in the queue until fairWaiterTimeout: 2 s
-    // bounds how long they can hold the lock up (SPEC 3, a vanished waiter is skipped).
+    // bounds how long they can hold the lock up (docs/guarantees.md, 3.6: a vanished waiter is skipped).
     client: { watchdogTimeout: LEASE, fairWaiterTimeout: 2_000 },
     resources: [resource(primitive, { styles: fenced ? ['acquire', 'token'] : SIGNALLED, holdMs: [5, 40] })],
     durationMs: { quick: 6_000, full: 16_000 },

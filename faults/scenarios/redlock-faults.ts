@@ -1,3 +1,6 @@
+/**
+ * RedLock scenarios: a minority or a majority of its five servers paused or killed.
+ */
 import type { Server } from '../runner/env.js';
 import { resource } from './common.js';
 import { freezeServers, repeat } from './inject.js';
@@ -65,7 +68,7 @@ const majorityPaused = redLock(
  * SIGKILLs servers, for good: after 1 and 2 kills the majority carries on; `third`: then none. The
  * last kill leaves a third of the run: once only a bare majority is alive, every attempt needs all
  * of them, and rival attempts that split them wait out a member's share of the wait (1.5 s here,
- * the seeds' algorithm) before they retry.
+ * as in Redisson's algorithm) before they retry.
  */
 function killed(third: boolean): Scenario['faults'] {
   return async (ctx) => {

@@ -1,3 +1,7 @@
+/**
+ * Scenarios reply-lost, client-kill and reply-timeout (commands Redis ran whose replies never
+ * arrived, or came too late) and waits-aborted (waits given up while their attempt is in flight).
+ */
 import type { Redis } from 'ioredis';
 import type { Style } from '../protocol.js';
 import { resource } from './common.js';
@@ -14,7 +18,7 @@ const SCRIPT_CALL = /\$(4|7)\r\neval(sha)?\r\n/i;
  * The proxy forwards a script call, swallows Redis' reply and cuts the connection: Redis ran it,
  * the client never heard, and ioredis sends it again after reconnecting (its default). Every
  * script must give the first run's outcome on a repeat: hold counts, permits and releases stay
- * right (SPEC 3, "Retries are harmless").
+ * right (docs/guarantees.md, 3.2 Retries are harmless).
  */
 async function dropReplies(ctx: FaultContext): Promise<void> {
   await repeat(ctx, 200, 200, async () => {

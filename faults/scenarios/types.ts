@@ -1,3 +1,6 @@
+/**
+ * What a scenario is: its workers, resources, faults and the expectations its figures must meet.
+ */
 import type { ClientOptions, HistoryRecord, ResourceSpec } from '../protocol.js';
 import type { Rng } from '../rng.js';
 import type { Env } from '../runner/env.js';

@@ -1,3 +1,6 @@
+/**
+ * Tests of the fault suite's checker, on histories made by hand.
+ */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,6 @@
+/**
+ * Tests of the worker fleet: a worker that dies mid-scenario fails it, not the runner.
+ */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

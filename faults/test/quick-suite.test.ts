@@ -1,3 +1,6 @@
+/**
+ * Runs the quick fault suite (`npm run faults -- --quick`) as part of npm test.
+ */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -1,3 +1,6 @@
+/**
+ * How a worker task takes and releases its primitive in each API style around its critical section.
+ */
 import type { FencedLock, Lock, LockClient, Semaphore } from '../../src/index.js';
 import type { Style } from '../protocol.js';
 

@@ -1,3 +1,6 @@
+/**
+ * The worker's side of the IPC channel to the runner.
+ */
 import type { FromWorker, RegisterCall, RegisterReply, WorkerEvent, WorkerStats } from '../protocol.js';
 
 /**

@@ -1,3 +1,6 @@
+/**
+ * Checks each loss latchkey announces against Redis, to count false alarms.
+ */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { Redis } from 'ioredis';
 import type { RunnerLink } from './link.js';

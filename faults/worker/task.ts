@@ -1,3 +1,6 @@
+/**
+ * One worker task: wait for the primitive, run the protected work, report every step.
+ */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Mode, ResourceSpec } from '../protocol.js';
 import type { Rng } from '../rng.js';

@@ -1,3 +1,6 @@
+/**
+ * Runs one parsed `latchkey` command (inspect, unlock, run, demo) and resolves with its exit code.
+ */
 import { connect, type Connection, type Target } from './connect.js';
 import { CliError, EXIT } from './exit.js';
 import { takeSnapshot } from './inspect.js';

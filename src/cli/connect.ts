@@ -1,3 +1,7 @@
+/**
+ * How the CLI connects: Redis URLs, Sentinels, finding a Cluster from any node, and clients that
+ * fail fast instead of retrying.
+ */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { CliError, EXIT } from './exit.js';
 

@@ -1,3 +1,6 @@
+/**
+ * Decodes a primitive's keys into what `latchkey inspect` shows: holders, waiters, permits, counts.
+ */
 import type { Redis } from 'ioredis';
 import {
   countDownLatchKeys,

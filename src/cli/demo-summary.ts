@@ -1,3 +1,6 @@
+/**
+ * The demo's live progress line and its closing summary.
+ */
 import type { DemoOptions } from './demo.js';
 import { formatMs, percentile } from './stats.js';
 

@@ -1,3 +1,6 @@
+/**
+ * One worker process of `latchkey demo`: buys products under per-product locks.
+ */
 import { LockClient } from '../index.js';
 import { connect } from './connect.js';
 

@@ -1,3 +1,7 @@
+/**
+ * `latchkey demo`: starts the worker processes (and a private redis-server without REDIS_URL),
+ * shows progress, prints the summary, cleans up.
+ */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { randomId } from '../owner.js';

@@ -1,3 +1,6 @@
+/**
+ * The CLI's exit codes and its one-line errors.
+ */
 import { constants } from 'node:os';
 
 /**

@@ -1,3 +1,6 @@
+/**
+ * `latchkey inspect`: a snapshot of every primitive matching a pattern, from every primary.
+ */
 import type { Redis } from 'ioredis';
 import { parseKey, type KeyKind } from '../keys.js';
 import type { Connection } from './connect.js';

@@ -1,4 +1,8 @@
 #!/usr/bin/env node
+/**
+ * The `latchkey` command: parses the arguments, runs the command, and exits with its status
+ * (one line on stderr for an error).
+ */
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CliError, EXIT } from './exit.js';

@@ -1,3 +1,7 @@
+/**
+ * Starting a private redis-server on a free loopback port: the demo's, and the harness' for tests,
+ * bench and faults.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';

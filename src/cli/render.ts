@@ -1,3 +1,6 @@
+/**
+ * Renders an inspect snapshot as text for a terminal (colours only where they belong).
+ */
 import type { PrimitiveReport } from './decode.js';
 import type { Snapshot } from './inspect.js';
 

@@ -1,3 +1,6 @@
+/**
+ * `latchkey run --lock NAME -- COMMAND`: runs a command under a lock, stopping it if the lock is lost.
+ */
 import { spawn } from 'node:child_process';
 import { LockAcquireTimeoutError, LockClient, type LockLease } from '../index.js';
 import type { Connection } from './connect.js';

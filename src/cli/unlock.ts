@@ -1,3 +1,6 @@
+/**
+ * `latchkey unlock NAME --force`: releases a primitive whoever holds it, through the normal scripts.
+ */
 import { LockClient } from '../index.js';
 import type { Connection } from './connect.js';
 import type { PrimitiveReport } from './decode.js';

@@ -1,3 +1,6 @@
+/**
+ * The text of `latchkey --help`.
+ */
 export const USAGE = `latchkey: see and operate latchkey's locks, semaphores and latches on Redis
 
 Usage:

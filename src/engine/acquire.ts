@@ -1,3 +1,7 @@
+/**
+ * The one acquisition pipeline: a first attempt, then subscribe, queue and park until a message, the
+ * holder's lease end or the deadline; failures ridden out within commandTimeout; replicaAcks.
+ */
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';

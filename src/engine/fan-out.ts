@@ -1,3 +1,6 @@
+/**
+ * Calls over several servers at once (MultiLock / RedLock members), collecting each member's outcome.
+ */
 import { RedisUnavailableError } from '../errors.js';
 
 /** How one member's call ended. */

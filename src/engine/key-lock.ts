@@ -1,3 +1,7 @@
+/**
+ * Holds of a lock kept under one key (Lock, FairLock, SpinLock, FencedLock, either side of a
+ * ReadWriteLock): owners, re-entry counts, renewal, release, and outcomes that stay unknown.
+ */
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { listening, type LockKind } from '../diagnostics.js';

@@ -1,3 +1,7 @@
+/**
+ * Liveness: one per thing that can be lost (a hold, a reader, a group); the one place that decides
+ * loss, aborts the signal and reports it; groups follow their members.
+ */
 import { listening, type LockKind } from '../diagnostics.js';
 import { LockLostError } from '../errors.js';
 import { DeadlineQueue, type Due } from './deadline-queue.js';

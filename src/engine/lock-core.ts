@@ -1,3 +1,6 @@
+/**
+ * The interfaces between the Lock API and the locks behind it: LockCore, LockBackend, Grant, Hold.
+ */
 import type { LockKind } from '../diagnostics.js';
 import type { LuaScript } from '../redis/connection.js';
 import type { Acquisition } from './acquire.js';

@@ -1,3 +1,7 @@
+/**
+ * LockHandle, the one implementation of the Lock API (lock, tryLock, withLock, acquire, unlock...)
+ * over a LockCore; it remembers the acquisitions each handle made.
+ */
 import { now } from '../clock.js';
 import { LockAcquireTimeoutError, LockNotHeldError } from '../errors.js';
 import { LockLease } from '../lease.js';

@@ -1,3 +1,7 @@
+/**
+ * Timers that may run past Node's 2^31 - 1 ms limit, abortable sleeps, and timers that never keep
+ * the process alive.
+ */
 import { now } from '../clock.js';
 
 /** Node's timers fire at once for any delay above this (2^31 - 1 ms, about 24.8 days). */

@@ -1,3 +1,7 @@
+/**
+ * The pub/sub registry of a client's waiters: one subscription per channel, one waiter woken per
+ * freed permit, addressed hand-overs, parked waiters and their timeouts.
+ */
 import { now } from '../clock.js';
 import { RedisUnavailableError } from '../errors.js';
 import type { ChannelListener, RedisConnection } from '../redis/connection.js';

@@ -1,3 +1,7 @@
+/**
+ * The watchdog: one per client, renewing every hold a third of the way through its lease, in
+ * batches of up to 1,000 keys per server or Cluster primary; it reports only what Redis said.
+ */
 import { now } from '../clock.js';
 import { listening } from '../diagnostics.js';
 import type { LuaScript, ScriptArg, ScriptReply } from '../redis/connection.js';

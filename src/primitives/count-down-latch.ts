@@ -1,3 +1,7 @@
+/**
+ * CountDownLatch (getCountDownLatch): a count set once, counted down from anywhere, awaited by
+ * waiters woken by pub/sub when it reaches 0.
+ */
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { acquire } from '../engine/acquire.js';

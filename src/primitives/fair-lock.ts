@@ -1,3 +1,6 @@
+/**
+ * FairLock (getFairLock): the re-entrant lock under its Redisson name, granted in request order.
+ */
 import type { ClientContext } from '../context.js';
 import { KeyLock } from '../engine/key-lock.js';
 import { LockHandle } from '../engine/lock-handle.js';

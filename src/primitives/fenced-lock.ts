@@ -1,3 +1,7 @@
+/**
+ * FencedLock (getFencedLock): the re-entrant lock plus a fencing token that strictly increases
+ * over every acquisition of a name.
+ */
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { KeyLock } from '../engine/key-lock.js';

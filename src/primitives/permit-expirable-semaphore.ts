@@ -1,3 +1,7 @@
+/**
+ * PermitExpirableSemaphore (getPermitExpirableSemaphore): permits with ids and optional leases;
+ * a permit whose lease ran out returns to the pool by itself.
+ */
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { acquire, type Attempt } from '../engine/acquire.js';

@@ -1,3 +1,6 @@
+/**
+ * ReadWriteLock (getReadWriteLock): a shared read lock and an exclusive write lock, both full Locks.
+ */
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import type { Attempt } from '../engine/acquire.js';

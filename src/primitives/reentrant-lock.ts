@@ -1,3 +1,7 @@
+/**
+ * The re-entrant lock's Redis protocol (hash, queue, hand-over by ticket), shared by Lock,
+ * FairLock, SpinLock and FencedLock; getLock() is made here.
+ */
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import type { LockKind } from '../diagnostics.js';

@@ -1,3 +1,7 @@
+/**
+ * Semaphore (getSemaphore): a counting semaphore whose permits have no owner; waiters queue in
+ * Redis, oldest first.
+ */
 import { now } from '../clock.js';
 import type { ClientContext } from '../context.js';
 import { acquire, type Attempt } from '../engine/acquire.js';

@@ -1,3 +1,7 @@
+/**
+ * SpinLock (getSpinLock): the re-entrant lock, waited for by polling with exponential backoff and
+ * jitter instead of pub/sub.
+ */
 import type { ClientContext } from '../context.js';
 import { KeyLock } from '../engine/key-lock.js';
 import { LockHandle } from '../engine/lock-handle.js';

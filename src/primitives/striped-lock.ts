@@ -1,3 +1,6 @@
+/**
+ * StripedLock (getStripedLock): a fixed set of plain locks and a stable hash from any key to one.
+ */
 import { createHash } from 'node:crypto';
 import type { ClientContext } from '../context.js';
 import type { Lock } from '../lock.js';

@@ -1,3 +1,6 @@
+/**
+ * The Redis Cluster hash slot of a key, computed as Redis does.
+ */
 /** Redis Cluster hash slot of a key (CRC16/XMODEM of its hash tag, mod 16384). */
 const TABLE = new Uint16Array(256);
 for (let i = 0; i < 256; i++) {

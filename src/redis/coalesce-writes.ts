@@ -1,3 +1,6 @@
+/**
+ * Coalescing the script calls a process sends in one tick into one socket write (ioredis).
+ */
 /** The part of a Node stream used to coalesce writes. */
 export interface CorkableStream {
   readonly writable: boolean;

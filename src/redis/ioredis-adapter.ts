@@ -1,3 +1,7 @@
+/**
+ * The RedisConnection adapter for ioredis (Redis, Sentinel, Cluster): scripts, sharded
+ * subscriptions, WAIT, tracking links, and the clients it refuses.
+ */
 import type {
   ChannelListener,
   LuaScript,

@@ -1,3 +1,7 @@
+/**
+ * The RedisConnection adapter for node-redis v4+ (client, Cluster, Sentinel): scripts, sharded
+ * subscriptions, WAIT, tracking links; one shape per kind of client.
+ */
 import type {
   ChannelListener,
   LuaScript,

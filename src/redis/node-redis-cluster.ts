@@ -1,3 +1,7 @@
+/**
+ * How a node-redis Cluster does what the adapter needs: routing by slot, reading the slot map again
+ * when a primary is down, and channels that follow a failover.
+ */
 import { now } from '../clock.js';
 import { clusterSlot } from './cluster-slot.js';
 import type { NodeRedisShape } from './node-redis-shape.js';

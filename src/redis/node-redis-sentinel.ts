@@ -1,3 +1,7 @@
+/**
+ * How a node-redis Sentinel client does what the adapter needs: commands and subscriptions on the
+ * master it follows.
+ */
 import type { NodeRedisShape } from './node-redis-shape.js';
 
 type MessageListener = (message: string) => void;

@@ -1,3 +1,6 @@
+/**
+ * The shape the node-redis adapter asks of each kind of node-redis client (client, Cluster, Sentinel).
+ */
 import type { TrackingLink } from './connection.js';
 
 /** A sharded subscriber of latchkey's own (or one it shares, for Sentinel). */

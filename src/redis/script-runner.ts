@@ -1,3 +1,7 @@
+/**
+ * Runs scripts with a time limit (commandTimeout, or the caller's deadline), and sends a call again
+ * until its outcome is known.
+ */
 import { now } from '../clock.js';
 import { DeadlineQueue, type Due } from '../engine/deadline-queue.js';
 import { RedisUnavailableError } from '../errors.js';

@@ -1,3 +1,7 @@
+/**
+ * Sending a script (EVALSHA, then EVAL after NOSCRIPT) and telling Redis' reply errors from
+ * failures to reach it, and refused commands from both.
+ */
 import { CommandRefusedError, RedisUnavailableError } from '../errors.js';
 import type { ChannelListener, LuaScript, ScriptArg, ScriptReply } from './connection.js';
 import type { Subscriptions } from './subscriptions.js';

@@ -1,3 +1,6 @@
+/**
+ * Reference-counted channel listeners over one subscriber connection, shared by the adapters.
+ */
 import type { ChannelListener } from './connection.js';
 
 /**

@@ -172,7 +172,7 @@ describe('MultiLock: leases and the watchdog', () => {
     await assert.rejects(lease.release(), LockLostError);
   });
 
-  it("lock({ leaseTime }) waits with the seeds' randomised attempt wait and sets the lease on every member", async () => {
+  it("lock({ leaseTime }) waits with Redisson's randomised attempt wait and sets the lease on every member", async () => {
     const lock = multi(party(), 'lock-lease');
     for (const leaseTime of [1_000, 3_000, 7_000]) {
       await lock.lock({ leaseTime });

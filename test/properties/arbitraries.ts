@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 
 /**
- * Values that are not valid for an argument, by the rules of SPEC sections 2 and 3: durations and
+ * Values that are not valid for an argument, by docs/guarantees.md (3.11 Durations): durations and
  * counts are integers (safe integers: a larger number is not a count of milliseconds any Redis
  * command takes), names are non-empty strings, options are plain objects, signals AbortSignals.
  * `undefined` is never generated: leaving an option out is always allowed.

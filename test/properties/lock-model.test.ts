@@ -11,7 +11,7 @@ import { Actor } from './actor.js';
  * callers against a model that is one line of state, who holds the lock and how many times.
  * Callers 0 and 1 are two scopes of one client sharing one handle (as concurrent requests share a
  * module-level handle), 2 a scope of a second client: each re-enters. Caller 3 uses a handle of the
- * second client outside any scope: every acquisition is a new owner (SPEC 2), so it never re-enters,
+ * second client outside any scope: every acquisition is a new owner (docs/guarantees.md, 2), so it never re-enters,
  * and its unlock() releases the acquisition it made.
  */
 const server = await startServer();
@@ -84,7 +84,7 @@ class Inspect implements Cmd {
     const [count, held, locked, ttl] = await as(r, this.actor, () =>
       Promise.all([handle.getHoldCount(), handle.isHeldByCurrentOwner(), handle.isLocked(), handle.remainTimeToLive()]),
     );
-    // Outside a scope, SPEC names no "current owner" to count holds for.
+    // Outside a scope there is no "current owner" to count holds for (docs/guarantees.md, 2).
     if (this.actor !== OUTSIDE) {
       assert.equal(count, holds(m, this.actor), 'getHoldCount()');
       assert.equal(held, holds(m, this.actor) > 0, 'isHeldByCurrentOwner()');

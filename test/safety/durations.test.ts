@@ -1,5 +1,5 @@
 /**
- * Durations are integer milliseconds (SPEC 2 and 3, "Durations"). Fractional, huge or non-numeric
+ * Durations are integer milliseconds (docs/guarantees.md, 3.11 Durations). Fractional, huge or non-numeric
  * values reject with a RangeError / TypeError that names the argument, before anything is sent to
  * Redis, at every public entry point that takes a duration; and every accepted value works,
  * including those beyond Node's 2^31-1 ms timer limit (timers must be chained).
@@ -211,7 +211,8 @@ describe('durations beyond 2^31-1 ms work', { timeout: 20_000 }, () => {
   });
 
   it('watchdogTimeout of 30 days, if accepted: the watchdog does not renew every millisecond', async () => {
-    // SPEC lets each duration have a documented range: a RangeError naming it is a refusal, not a bug.
+    // Each duration has a documented range (docs/guarantees.md, 3.11): a RangeError naming it is a
+    // refusal, not a bug.
     let locks: LockClient;
     try {
       locks = server.lockClient({ watchdogTimeout: DAYS_30 });

@@ -1,7 +1,7 @@
 /**
  * An unlock() of one of 2 re-entrant holds that fails (its reply comes after commandTimeout, though
- * Redis applied it) must not silently abandon the hold that is left (SPEC 3, "Retries are
- * harmless": an outcome that stays unknown ends in a known state). After more than a
+ * Redis applied it) must not silently abandon the hold that is left (docs/guarantees.md, 3.2 Retries
+ * are harmless: an outcome that stays unknown ends in a known state). After more than a
  * watchdogTimeout, either the lock is still held (renewed) or the outer lease's signal aborted.
  */
 import assert from 'node:assert/strict';

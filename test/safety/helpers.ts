@@ -53,8 +53,8 @@ export const carries =
   };
 
 /**
- * Owner fields of the lock hash of `name` (`<prefix>{name}:lock`, the name SPEC's key plan and
- * today's main share): field -> hold count. Fields that are no owner (no ":") are left out.
+ * Owner fields of the lock hash of `name` (`<prefix>{name}:lock`, docs/guarantees.md, 4. Keys):
+ * field -> hold count. Fields that are no owner (no ":") are left out.
  */
 export async function lockOwners(admin: Redis, name: string, prefix = 'latchkey:'): Promise<Map<string, string>> {
   const hash = await admin.hgetall(`${prefix}{${name}}:lock`);

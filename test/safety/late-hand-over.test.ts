@@ -1,6 +1,6 @@
 /**
- * A hand-over that reaches the waiter late must not grant a lock it no longer holds (SPEC 3,
- * "Validity is measured from before the grant"). The release hands the lock to the first waiter for
+ * A hand-over that reaches the waiter late must not grant a lock it no longer holds (docs/guarantees.md,
+ * 3.9 Validity is measured from before the grant). The release hands the lock to the first waiter for
  * a short reservation (min(lease, fairWaiterTimeout)); if the waiter learns of it only after that
  * ran out, `lock()` may resolve only after it made sure it holds the lock.
  */

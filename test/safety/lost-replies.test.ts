@@ -1,6 +1,6 @@
 /**
  * A command Redis ran whose reply was lost is sent again (ioredis re-sends in-flight commands after
- * a reconnect, at its defaults), so a script runs twice. SPEC 3, "Retries are harmless": every
+ * a reconnect, at its defaults), so a script runs twice. docs/guarantees.md, 3.2 Retries are harmless: every
  * state-changing script gives the first run's outcome on a repeat.
  *
  * The proxy forwards the command, swallows Redis' reply and cuts the connection; ioredis

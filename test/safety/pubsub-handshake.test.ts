@@ -1,6 +1,6 @@
 /**
- * The pub/sub connection races its own handshake, and a lost subscription strands waiters (SPEC 3,
- * "Subscriptions survive reconnects"). A fresh LockClient whose first use is a burst of waits
+ * The pub/sub connection races its own handshake, and a lost subscription strands waiters (docs/guarantees.md,
+ * 3.4 Subscriptions survive reconnects). A fresh LockClient whose first use is a burst of waits
  * subscribes while its pub/sub connection is still in its handshake (ioredis writes SUBSCRIBE
  * before its ready check's INFO, which then fails); it must neither reject those waits nor lose
  * their hand-overs. And a parked waiter must hear of a release made while its pub/sub connection

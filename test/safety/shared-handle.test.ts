@@ -1,5 +1,5 @@
 /**
- * One handle shared by concurrent tasks must exclude them (SPEC 2, "Owner identity (revised)"):
+ * One handle shared by concurrent tasks must exclude them (docs/guarantees.md, 2. Who owns a hold):
  * every acquisition is a new owner unless it runs inside the callback of a withLock()/scope() that
  * already holds that lock.
  */

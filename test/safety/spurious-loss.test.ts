@@ -1,5 +1,5 @@
 /**
- * A renewal racing a normal release must not report the lock lost (SPEC 3, Watchdog: only a renewal
+ * A renewal racing a normal release must not report the lock lost (docs/guarantees.md, 3.5: only a renewal
  * that finds the lock gone while it is held, or fails past its lease, marks it lost). Many quick
  * lock()/unlock() cycles on several locks, with the watchdog renewing every few ms, must emit no
  * `lockLost` at all.

@@ -1,5 +1,5 @@
 /**
- * A failure is never reported as "busy" (SPEC 3). Against a server that does not answer (stopped
+ * A failure is never reported as "busy" (docs/guarantees.md, 3.10). Against a server that does not answer (stopped
  * with SIGSTOP), the try-variants reject with RedisUnavailableError, as lock() does, instead of
  * resolving false / null: false and null mean "held by someone else", and nobody said so. That
  * holds for one attempt and for a wait during which Redis never answered, whether the wait is

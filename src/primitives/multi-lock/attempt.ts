@@ -1,5 +1,5 @@
 /**
- * One attempt to take a group's members (the seeds' algorithm, with the members of an attempt
+ * One attempt to take a group's members (Redisson's algorithm, with the members of an attempt
  * taken at once), and how long one `lock()` attempt may wait for them.
  */
 import { now } from '../../clock.js';
