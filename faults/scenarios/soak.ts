@@ -18,8 +18,9 @@ const PRIMITIVES: readonly Primitive[] = [
 
 /**
  * Six workers, every primitive (a RedLock over the five servers, the rest on the first), with
- * pauses between sections long enough that an hour's history stays a few million records. A 1 s
- * lease has the watchdog renew every ~333 ms, so that renewals race releases all along.
+ * pauses between sections long enough that an hour's history stays a few million records. A 3 s
+ * lease has the watchdog renew every second, so that renewals race releases all along, with room
+ * for a loaded machine's pauses over a long run.
  */
 export function soakScenario(minutes: number): Scenario {
   const ms = Math.round(minutes * 60_000);
@@ -30,7 +31,7 @@ export function soakScenario(minutes: number): Scenario {
     servers: 5,
     proxied: false,
     workers: 6,
-    client: { watchdogTimeout: 1_000 },
+    client: { watchdogTimeout: 3_000 },
     resources: PRIMITIVES.map((primitive) => resource(primitive, { holdMs: [1, 6], thinkMs: [200, 600] })),
     durationMs: { quick: ms, full: ms },
     // Every task gets in and every section is exact; a read-write lock owes its writers no turn.
