@@ -81,12 +81,17 @@ export interface WorkerConfig {
 
 /** What a worker process holds on to, sampled by a soak: what must not grow over hours. */
 export interface WorkerStats {
-  /** V8 heap in use, bytes. */
+  /** V8 heap in use after a full collection, bytes. */
   readonly heapUsed: number;
   /** Active handles and requests (sockets, timers...): `process.getActiveResourcesInfo()`. */
   readonly handles: number;
   /** Listeners on the worker's clients (its ioredis connections and LockClients). */
   readonly listeners: number;
+  /**
+   * What latchkey keeps per client, summed: holds, Livenesses, renewals and channels with waiters.
+   * Bounded by the tasks running at once: it must not grow with time.
+   */
+  readonly records: number;
 }
 
 /** What a critical section does to the register: a writer reads then writes, a reader reads twice. */

@@ -1,6 +1,6 @@
 /**
- * The soak's verdict on growth: per series (each worker's heap, handles and listeners; Redis'
- * memory and keys; sections entered per minute), the least-squares line over the run after its
+ * The soak's verdict on growth: per series (each worker's heap, handles, listeners and latchkey's
+ * own records; Redis' memory and keys; sections entered per minute), the least-squares line over the run after its
  * first tenth (warm-up), what it says the series grew by over the run, and whether that is flat:
  * within a tenth of the series' mean, or an absolute floor for small counts.
  */
@@ -23,7 +23,16 @@ interface Point {
 }
 
 /** Allowed growth over the run: a tenth of the mean, but at least `floor` (in the series' unit). */
-const FLOORS: Readonly<Record<string, number>> = { MB: 2, handles: 3, listeners: 3, keys: 50, 'per min': 0 };
+const FLOORS: Readonly<Record<string, number>> = {
+  MB: 2,
+  handles: 3,
+  listeners: 3,
+  // Live records rise and fall with the tasks (up to a few per task, ~22 tasks a worker); a leak of
+  // one per section would add thousands over a soak.
+  records: 100,
+  keys: 50,
+  'per min': 0,
+};
 
 function trend(series: string, unit: string, points: readonly Point[]): Trend | undefined {
   if (points.length < 3) return undefined;
@@ -47,17 +56,18 @@ const MB = 1024 * 1024;
 
 /** The trends of a soak's history. */
 export function soakTrends(records: readonly HistoryRecord[]): Trend[] {
-  const byWorker = new Map<number, { heap: Point[]; handles: Point[]; listeners: Point[] }>();
+  const byWorker = new Map<number, { heap: Point[]; handles: Point[]; listeners: Point[]; records: Point[] }>();
   const redisMemory: Point[] = [];
   const keys: Point[] = [];
   const enters: number[] = [];
   for (const r of records) {
     if (r.ev === 'stats') {
       let w = byWorker.get(r.w);
-      if (!w) byWorker.set(r.w, (w = { heap: [], handles: [], listeners: [] }));
+      if (!w) byWorker.set(r.w, (w = { heap: [], handles: [], listeners: [], records: [] }));
       w.heap.push({ t: r.t, v: r.heapUsed / MB });
       w.handles.push({ t: r.t, v: r.handles });
       w.listeners.push({ t: r.t, v: r.listeners });
+      w.records.push({ t: r.t, v: r.records });
     } else if (r.ev === 'redis-stats') {
       redisMemory.push({ t: r.t, v: r.usedMemory / MB });
       keys.push({ t: r.t, v: r.keys });
@@ -65,9 +75,11 @@ export function soakTrends(records: readonly HistoryRecord[]): Trend[] {
   }
   const trends: (Trend | undefined)[] = [];
   for (const [w, s] of [...byWorker].sort((a, b) => a[0] - b[0])) {
-    trends.push(trend(`worker ${w} heap`, 'MB', s.heap));
+    // Sampled after a full collection (the workers run with --expose-gc): what the heap keeps.
+    trends.push(trend(`worker ${w} heap after GC`, 'MB', s.heap));
     trends.push(trend(`worker ${w} active handles`, 'handles', s.handles));
     trends.push(trend(`worker ${w} listeners`, 'listeners', s.listeners));
+    trends.push(trend(`worker ${w} latchkey records`, 'records', s.records));
   }
   trends.push(trend('Redis used_memory', 'MB', redisMemory));
   trends.push(trend('Redis keys', 'keys', keys));

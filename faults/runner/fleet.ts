@@ -106,7 +106,9 @@ export class Fleet {
   }
 
   #spawn(index: number): Worker {
-    const child = fork(WORKER_FILE, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    // --expose-gc: a soak measures the heap a worker keeps after a full collection.
+    const execArgv = ['--import', 'tsx', '--expose-gc'];
+    const child = fork(WORKER_FILE, [], { execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     const worker: Worker = { index, child, waiting: new Map(), seen: new Set(), frozen: false };
     const toLog = (chunk: Buffer): void => void this.#session?.log.write(chunk);
     child.stdout?.on('data', toLog);

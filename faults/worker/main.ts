@@ -8,6 +8,7 @@
 import { setMaxListeners, type EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { contextOf } from '../../src/client.js';
 import { LockClient, type Lock } from '../../src/index.js';
 import type { ResourceSpec, ToWorker, WorkerConfig, WorkerStats } from '../protocol.js';
 import { Rng } from '../rng.js';
@@ -82,10 +83,17 @@ class Session {
       (sum, emitter) => sum + emitter.eventNames().reduce((n, event) => n + emitter.listenerCount(event), 0),
       0,
     );
+    const records = this.#clients.reduce((sum, client) => {
+      const ctx = contextOf(client);
+      return sum + ctx.holds.size + ctx.livenesses.size + ctx.watchdog.size + ctx.waiters.channelCount;
+    }, 0);
+    // What the heap keeps, not where its sawtooth happens to be: after a full collection.
+    (globalThis as { gc?: () => void }).gc?.();
     return {
       heapUsed: process.memoryUsage().heapUsed,
       handles: process.getActiveResourcesInfo().length,
       listeners,
+      records,
     };
   }
 
