@@ -1,6 +1,6 @@
 /**
  * Redis' own counters, read by scenarios 7 and 8: per-command calls and time (`INFO
- * commandstats`), the server's CPU (`INFO cpu`) and memory (`INFO memory`); and, on the client
+ * commandstats`), the server's CPU (`INFO cpu`) and memory (`MEMORY STATS`); and, on the client
  * side, which commands this process sent, so that the time of commands a client sends can be told
  * from the time of the same commands run inside scripts. Also a forced GC for the client's heap.
  */
@@ -38,15 +38,23 @@ export async function redisCpuSeconds(admin: Redis): Promise<number> {
   return field('used_cpu_sys') + field('used_cpu_user');
 }
 
-/** `used_memory` (bytes). */
+/** Parts of `used_memory` that are no lock's: connections' buffers, script caches, replication. */
+const NOT_DATA = ['clients.normal', 'clients.slaves', 'lua.caches', 'replication.backlog', 'aof.buffer'];
+
+/**
+ * Redis' memory (bytes), `used_memory` less what `MEMORY STATS` puts in connections' buffers
+ * (a batch of 500 scripts sent in one tick grows a query buffer that Redis trims only later) and
+ * script caches.
+ */
 export async function usedMemory(admin: Redis): Promise<number> {
-  const info = await admin.info('memory');
-  return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
+  const stats = (await admin.call('MEMORY', 'STATS')) as unknown[];
+  const field = (name: string): number => Number(stats[stats.indexOf(name) + 1] ?? 0);
+  return field('total.allocated') - NOT_DATA.reduce((sum, name) => sum + field(name), 0);
 }
 
 /**
- * Polls `used_memory` until two readings `everyMs` apart differ by less than 0.5% (the waiters of
- * a run have all reached Redis), or `capMs` passes.
+ * Polls usedMemory until two readings `everyMs` apart differ by less than 0.5% (the waiters of a
+ * run have all reached Redis), or `capMs` passes.
  */
 export async function settledMemory(admin: Redis, everyMs = 100, capMs = 5_000): Promise<number> {
   const until = Date.now() + capMs;
@@ -58,6 +66,19 @@ export async function settledMemory(admin: Redis, everyMs = 100, capMs = 5_000):
     last = now;
   }
   return last;
+}
+
+/**
+ * Deletes every key matching `pattern`: what a run of scenario 8 leaves behind (latchkey's release
+ * markers live for twice `commandTimeout`), so that it does not expire into the next run's figures.
+ */
+export async function sweep(admin: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
+    if (keys.length > 0) await admin.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
 }
 
 /** Calls and Redis time (µs) of the commands clients sent over one window, split by kind. */

@@ -47,7 +47,7 @@ const FULL = {
   // A few thousand pairs per contestant and mode, in 3 rotating rounds.
   cost: { pairs: 3_000, rounds: 3, clients: 4, warmUp: 20, capMs: 15_000 },
   scaleHeld: { sizes: [10_000, 100_000], peerLocks: 100_000, watchdogTimeout: 10_000, periods: 2, peerLeaseMs: 10_000 },
-  scaleWaiters: { sizes: [1_000, 10_000], peerWaiters: 10_000, layouts: [1, 100], capMs: 20_000, askMs: 1_000 },
+  scaleWaiters: { sizes: [1_000, 10_000], peerWaiters: 10_000, layouts: [1, 100], capMs: 10_000, askMs: 1_000 },
 };
 const QUICK = {
   throughput: { sliceMs: 60, rounds: 1 },

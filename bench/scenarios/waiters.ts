@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { Mutex } from 'redis-semaphore';
 import { LockClient } from '../latchkey.js';
 import { Redlock } from '../redlock.js';
-import { commandStats, countSentCommands, heapAfterGc, sentCost, settledMemory } from '../redis-counters.js';
+import { commandStats, countSentCommands, heapAfterGc, sentCost, settledMemory, sweep } from '../redis-counters.js';
 
 export interface WaitersRow {
   library: string;
@@ -149,6 +149,7 @@ async function drain(
     stopping = true;
     await contender.stop();
     contender.close();
+    await sweep(admin, '*bench:waiters*');
   }
 }
 
