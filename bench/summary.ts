@@ -134,19 +134,19 @@ export function renderSummary(results: BenchResults): string {
       }),
     ),
   ];
-  if (results.detection && results.detection.length > 0)
-    parts.push(
-      '',
-      '**6. Lost-lock detection: fault to the lease signal aborting** (ms)',
-      '',
-      detectionTable(results.detection, results.waiterWake),
-    );
   if (results.multiThroughput && results.multiThroughput.length > 0)
     parts.push(
       '',
       '**5. Pairs/s over independent servers** (median of paired rounds)',
       '',
       multiThroughputTable(results),
+    );
+  if (results.detection && results.detection.length > 0)
+    parts.push(
+      '',
+      '**6. Lost-lock detection: fault to the lease signal aborting** (ms)',
+      '',
+      detectionTable(results.detection, results.waiterWake),
     );
   if (results.redisCost && results.redisCost.length > 0)
     parts.push('', '**7. What a pair costs Redis** (per acquire + release)', '', redisCostTable(results));
