@@ -1,7 +1,7 @@
 /**
  * The benchmark's SVG chart of a run.
  */
-import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, HAND_OVER_RING } from './names.js';
+import { FLOOR_LOCK_SCRIPTS, FLOOR_TWO_SCRIPTS, HAND_OVER_RING, isFloor } from './names.js';
 import type { BenchResults } from './report.js';
 
 /** Hand-written SVG: no charting dependency. Two log-scale bar panels, one colour per library. */
@@ -10,10 +10,18 @@ const COLORS: Record<string, string> = {
   [FLOOR_LOCK_SCRIPTS]: '#9ca3af',
   [HAND_OVER_RING]: '#9ca3af',
   'latchkey Lock': '#2563eb',
+  'latchkey Lock (lease)': '#60a5fa',
   'latchkey FairLock': '#059669',
+  'latchkey FairLock (lease)': '#34d399',
+  'latchkey FencedLock (lease)': '#7c3aed',
+  'latchkey MultiLock': '#0891b2',
+  'latchkey RedLock': '#be185d',
   redlock: '#dc2626',
   'redis-semaphore': '#d97706',
 };
+
+/** A library's colour: the floors grey, an unknown library a darker grey. */
+const colour = (library: string): string => COLORS[library] ?? (isFloor(library) ? '#9ca3af' : '#6b7280');
 
 interface Group {
   label: string;
@@ -63,7 +71,7 @@ function panel(
       const bx = gx + 6 + b * barWidth;
       const by = y(bar.value);
       out.push(
-        `<rect x="${bx.toFixed(1)}" y="${by.toFixed(1)}" width="${(barWidth - 2).toFixed(1)}" height="${(plotTop + plotHeight - by).toFixed(1)}" fill="${COLORS[bar.library] ?? '#6b7280'}"><title>${escape(`${bar.library}: ${label(bar.value)} ${unit}`)}</title></rect>`,
+        `<rect x="${bx.toFixed(1)}" y="${by.toFixed(1)}" width="${(barWidth - 2).toFixed(1)}" height="${(plotTop + plotHeight - by).toFixed(1)}" fill="${colour(bar.library)}"><title>${escape(`${bar.library}: ${label(bar.value)} ${unit}`)}</title></rect>`,
       );
       out.push(
         `<text x="${(bx + barWidth / 2 - 1).toFixed(1)}" y="${(by - 3).toFixed(1)}" class="value" text-anchor="middle">${label(bar.value)}</text>`,
@@ -107,14 +115,22 @@ export function chart(results: BenchResults): string {
     });
     waits.push({ label: name, bars: rows.map((row) => ({ library: row.library, value: row.waitMax })) });
   }
-  const libraries = [...new Set([...results.single, ...results.contention].map((row) => row.library))];
-  // Spread over the width, in two rows when one would crowd the names.
-  const perRow = libraries.length > 6 ? Math.ceil(libraries.length / 2) : Math.max(1, libraries.length);
+  const groups = results.multiThroughput ?? [];
+  if (groups.length > 0)
+    throughput.push({
+      label: '5: over 3 and 5 servers',
+      bars: groups.map((row) => ({ library: row.library, value: row.pairsPerSec })),
+    });
+  const libraries = [...new Set([...results.single, ...results.contention, ...groups].map((row) => row.library))];
+  // Spread over the width, in two or three rows when one would crowd the names.
+  const rows = libraries.length > 12 ? 3 : libraries.length > 6 ? 2 : 1;
+  const perRow = Math.max(1, Math.ceil(libraries.length / rows));
   const step = Math.min(155, (width - 40) / perRow);
+  const top = rows > 2 ? 628 : 646;
   const legend = libraries
     .map((library, i) => {
-      const [x, y] = [20 + (i % perRow) * step, 646 + Math.floor(i / perRow) * 18];
-      return `<rect x="${x.toFixed(1)}" y="${y}" width="12" height="12" fill="${COLORS[library] ?? '#6b7280'}"/><text x="${(x + 16).toFixed(1)}" y="${y + 10}" class="axis">${escape(library)}</text>`;
+      const [x, y] = [20 + (i % perRow) * step, top + Math.floor(i / perRow) * 18];
+      return `<rect x="${x.toFixed(1)}" y="${y}" width="12" height="12" fill="${colour(library)}"/><text x="${(x + 16).toFixed(1)}" y="${y + 10}" class="axis">${escape(library)}</text>`;
     })
     .join('\n');
   const { machine } = results;

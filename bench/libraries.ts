@@ -32,16 +32,28 @@ export interface BenchLibrary {
   open(redis: Redis, seat?: Seat): BenchSession;
 }
 
-function latchkey(name: string, pick: (client: LockClient, lockName: string) => Lock): BenchLibrary {
+/**
+ * A latchkey lock as a bench library: `pick` gets the handle, `take` acquires it (by default
+ * `lock()`, kept alive by the watchdog).
+ */
+export function latchkey<L extends Lock>(
+  name: string,
+  pick: (client: LockClient, lockName: string) => L,
+  take: (lock: L) => Promise<unknown> = (lock) => lock.lock(),
+): BenchLibrary {
   return {
     name,
     open(redis) {
       const client = new LockClient(redis);
       return {
         lock(lockName) {
-          // README usage: one handle per lock name and task, lock() / unlock() (the watchdog keeps it alive).
+          // README usage: one handle per lock name and task, lock() / unlock().
           const lock = pick(client, lockName);
-          return { acquire: () => lock.lock(), release: () => lock.unlock() };
+          return {
+            // The value (a FencedLock's token) is not read: no wrapper of its own around the call.
+            acquire: () => take(lock) as Promise<void>,
+            release: () => lock.unlock(),
+          };
         },
         close: () => client.shutdown(),
       };

@@ -13,14 +13,19 @@ import { Redis } from 'ioredis';
 import { startRedisServer, type RedisProcess } from '../harness/redis-process.js';
 import { chart } from './chart.js';
 import { compareRuns } from './compare.js';
-import { handOverRing, libraries } from './libraries.js';
-import { renderSummary, renderTable, type BenchResults } from './report.js';
+import { libraries, type BenchLibrary } from './libraries.js';
+import { costLibraries, singleClientLibraries } from './primitives.js';
+import { renderTable, type BenchResults } from './report.js';
+import { renderSummary } from './summary.js';
 import { checkTargets } from './targets.js';
-import { WorkerPool, type ContentionResult, type NotificationFloor } from './scenarios/contention.js';
+import { contentionScenario, WorkerPool } from './scenarios/contention.js';
 import { multiServer } from './scenarios/multi.js';
 import { lossDetection, waiterAfterExpiry, type DetectionRun } from './scenarios/detection.js';
 import { concurrentTasks, singleClient } from './scenarios/single.js';
 import { watchdogCost, watchdogOnCluster, type WatchdogResult } from './scenarios/watchdog.js';
+import { redisCost } from './scenarios/redis-cost.js';
+import { heldAtScale } from './scenarios/scale.js';
+import { waitersAtScale } from './scenarios/waiters.js';
 import { startBenchCluster } from './cluster.js';
 
 const FULL = {
@@ -39,6 +44,10 @@ const FULL = {
   iterations: 1_000,
   // At the client's default watchdogTimeout (30 s): one renewal period of faults, then up to one more.
   detection: { perFault: 200, controls: 50, watchdogTimeout: undefined, waiterTrials: 50 },
+  // A few thousand pairs per contestant and mode, in 3 rotating rounds.
+  cost: { pairs: 3_000, rounds: 3, clients: 4, warmUp: 20, capMs: 15_000 },
+  scaleHeld: { sizes: [10_000, 100_000], peerLocks: 100_000, watchdogTimeout: 10_000, periods: 2, peerLeaseMs: 10_000 },
+  scaleWaiters: { sizes: [1_000, 10_000], peerWaiters: 10_000, layouts: [1, 100], capMs: 10_000, askMs: 1_000 },
 };
 const QUICK = {
   throughput: { sliceMs: 60, rounds: 1 },
@@ -52,6 +61,9 @@ const QUICK = {
   periods: 1,
   iterations: 20,
   detection: { perFault: 10, controls: 5, watchdogTimeout: 600, waiterTrials: 3 },
+  cost: { pairs: 40, rounds: 1, clients: 3, warmUp: 2, capMs: 3_000 },
+  scaleHeld: { sizes: [100, 1_000], peerLocks: 1_000, watchdogTimeout: 600, periods: 1, peerLeaseMs: 600 },
+  scaleWaiters: { sizes: [50, 500], peerWaiters: 50, layouts: [1, 10], capMs: 5_000, askMs: 100 },
 };
 
 const { values } = parseArgs({
@@ -59,7 +71,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     out: { type: 'string' },
     /** e.g. `--scenarios 1,3`: run only these (for profiling; the report then has only these). */
-    scenarios: { type: 'string', default: '1,2,3,4,5,6' },
+    scenarios: { type: 'string', default: '1,2,3,4,5,6,7,8' },
     /** e.g. `--libraries "latchkey Lock,redlock"`. */
     libraries: { type: 'string' },
     /** e.g. `--workers 16 --holds 1`: narrow scenario 3. */
@@ -77,7 +89,7 @@ const base = values.quick ? QUICK : FULL;
 const numbers = (list: string | undefined, fallback: number[]): number[] =>
   list ? list.split(',').map(Number) : fallback;
 const config = { ...base, workers: numbers(values.workers, base.workers), holds: numbers(values.holds, base.holds) };
-const selected = new Set(numbers(values.scenarios, [1, 2, 3, 4, 5, 6]));
+const selected = new Set(numbers(values.scenarios, [1, 2, 3, 4, 5, 6, 7, 8]));
 const outDir = values.out ?? (values.quick ? tmpdir() : fileURLToPath(new URL('./results/', import.meta.url)));
 const progress = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -120,63 +132,39 @@ async function main(): Promise<void> {
     const redis = open(servers[0]!);
     const info = await redis.info('server');
     const wanted = values.libraries?.split(',');
-    const libs = libraries().filter((library) => !wanted || wanted.includes(library.name));
+    const pick = (list: BenchLibrary[]): BenchLibrary[] =>
+      list.filter((library) => !wanted || wanted.includes(library.name));
+    const libs = pick(libraries());
     const missing: string[] = [];
     progress(
       `redis-server ${/redis_version:(\S+)/.exec(info)?.[1] ?? '?'} on port ${servers[0]!.port}; libraries: ${libs.map((l) => l.name).join(', ')}`,
     );
 
-    progress('[1/6] one client, acquire + release loop');
-    const single = selected.has(1) ? await singleClient(redis, libs, config.throughput, progress) : [];
-    progress(`[2/6] ${config.tasks} concurrent tasks on ${config.tasks} keys`);
+    progress('[1/8] one client, acquire + release loop');
+    const single = selected.has(1)
+      ? await singleClient(redis, pick(singleClientLibraries()), config.throughput, progress)
+      : [];
+    progress(`[2/8] ${config.tasks} concurrent tasks on ${config.tasks} keys`);
     const concurrent = selected.has(2)
       ? await concurrentTasks(redis, libs, config.tasks, config.throughput, progress)
       : [];
 
-    progress(`[3/6] contention: starting ${Math.max(...config.workers)} worker processes`);
+    progress(`[3/8] contention: starting ${Math.max(...config.workers)} worker processes`);
     pool = selected.has(3) ? await WorkerPool.start(Math.max(...config.workers)) : undefined;
-    const contention: ContentionResult[] = [];
-    const floors: NotificationFloor[] = [];
-    for (const holdMs of pool ? config.holds : []) {
-      const floor = await pool!.notificationFloor(servers[0]!.port, values.quick ? 20 : 400, holdMs);
-      floors.push(floor);
-      progress(
-        `  notification floor after ${holdMs} ms idle (SPUBLISH to another process): ` +
-          `p50 ${floor.p50.toFixed(2)} ms, mean ${floor.mean.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`,
-      );
-    }
-    for (const workers of pool ? config.workers : []) {
-      for (const holdMs of config.holds) {
-        // The hand-over ring (what a lock that never lets the releaser barge can do at best here)
-        // runs before and after the libraries, so that a moment of noise on this shared machine
-        // does not set the bound alone; quick runs measure it once.
-        const ring = values.quick ? [handOverRing.name] : [handOverRing.name, handOverRing.name];
-        for (const name of [ring[0]!, ...libs.map((library) => library.name), ...ring.slice(1)]) {
-          const result = await pool!.run(
-            name,
-            workers,
-            holdMs,
-            servers[0]!.port,
-            config.windowMs,
-            config.graceMs,
-            redis,
-          );
-          contention.push(result);
-          const handOvers = result.handOvers
-            ? `, hand-overs ${result.handOvers.messages} (${result.handOvers.byMessage} by message)`
-            : '';
-          progress(
-            `  W=${workers} hold ${holdMs} ms ${name}: ${Math.round(result.acquisitionsPerSec)} acq/s, ` +
-              `util ${result.utilisation.toFixed(2)}, wait p99 ${result.waitP99.toFixed(1)} ms, max ${result.waitMax.toFixed(1)} ms, ` +
-              `Jain ${result.jain.toFixed(3)}, overlaps ${result.overlaps}${handOvers}`,
-          );
-        }
-      }
-    }
+    const { contention, floors } = pool
+      ? await contentionScenario(
+          pool,
+          servers[0]!.port,
+          redis,
+          libs.map((library) => library.name),
+          { ...config, probes: values.quick ? 20 : 400, rings: values.quick ? 1 : 2 },
+          progress,
+        )
+      : { contention: [], floors: [] };
     await pool?.stop();
     pool = undefined;
 
-    progress(`[4/6] watchdog: ${config.held} held locks, watchdogTimeout ${config.watchdogTimeout} ms`);
+    progress(`[4/8] watchdog: ${config.held} held locks, watchdogTimeout ${config.watchdogTimeout} ms`);
     const watchdog = !selected.has(4)
       ? []
       : await watchdogCost(
@@ -189,17 +177,21 @@ async function main(): Promise<void> {
         );
     if (selected.has(4)) watchdog.push(await clusterWatchdog());
 
-    progress('[5/6] MultiLock over 3 and RedLock over 5 servers');
+    progress('[5/8] MultiLock over 3 and RedLock over 5 servers');
     if (selected.has(5)) servers.push(...(await Promise.all(Array.from({ length: 4 }, () => startRedisServer()))));
-    const multi = selected.has(5) ? await multiServer([redis, ...servers.slice(1).map(open)], config.iterations) : [];
-    for (const row of multi)
+    const multi = selected.has(5)
+      ? await multiServer([redis, ...servers.slice(1).map(open)], config.iterations, config.throughput)
+      : { latency: [], throughput: [] };
+    for (const row of multi.latency)
       progress(
         `  ${row.library} (${row.servers} servers): p50 ${row.acquireP50.toFixed(2)} ms, p99 ${row.acquireP99.toFixed(2)} ms`,
       );
+    for (const row of multi.throughput)
+      progress(`  ${row.library} (${row.servers} servers): ${Math.round(row.pairsPerSec)} pairs/s`);
 
     const detection: DetectionRun[] = [];
     const { perFault, controls, watchdogTimeout } = config.detection;
-    progress(`[6/6] lost-lock detection: ${perFault} locks per fault, watchdogTimeout ${watchdogTimeout ?? 'default'}`);
+    progress(`[6/8] lost-lock detection: ${perFault} locks per fault, watchdogTimeout ${watchdogTimeout ?? 'default'}`);
     for (const how of selected.has(6) ? (['default', 'renewal'] as const) : []) {
       const run = await lossDetection(
         () => open(servers[0]!),
@@ -227,6 +219,20 @@ async function main(): Promise<void> {
           `p99 ${waiterWake.p99.toFixed(1)} ms, max ${waiterWake.max.toFixed(1)} ms`,
       );
 
+    // Scenarios 7 and 8 open and close connections of their own: none is kept for the end.
+    const fresh = (): Redis => connect(servers[0]!);
+    progress(
+      `[7/8] what a lock costs Redis: ${config.cost.pairs} pairs per contestant, uncontended and on ${config.cost.clients} clients`,
+    );
+    const redisCostRows = selected.has(7)
+      ? await redisCost(fresh, redis, pick(costLibraries()), config.cost, progress)
+      : [];
+    progress(
+      `[8/8] scale: ${config.scaleHeld.sizes.join(' and ')} held locks, ${config.scaleWaiters.sizes.join(' and ')} waiters`,
+    );
+    const held = selected.has(8) ? await heldAtScale(fresh, redis, config.scaleHeld, progress) : [];
+    const waiters = selected.has(8) ? await waitersAtScale(fresh, redis, config.scaleWaiters, progress) : [];
+
     const results: BenchResults = {
       date: new Date().toISOString(),
       quick: values.quick,
@@ -242,9 +248,13 @@ async function main(): Promise<void> {
       contention,
       notificationFloors: floors,
       watchdog,
-      multi,
+      multi: multi.latency,
+      multiThroughput: multi.throughput,
       detection,
       ...(waiterWake ? { waiterWake } : {}),
+      redisCost: redisCostRows,
+      held,
+      waiters,
       missing,
     };
     results.targets = checkTargets(results);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { contentionStats, mean, percentile, sharedNow, type ContentionStats, type Interval } from '../stats.js';
+import { HAND_OVER_RING } from '../names.js';
 import type { AcquiredBy, DoneMessage, ProbeMessage, RunMessage } from '../worker.js';
 
 /**
@@ -186,4 +187,59 @@ export class WorkerPool {
       ),
     );
   }
+}
+
+export interface ContentionOptions {
+  readonly workers: readonly number[];
+  readonly holds: readonly number[];
+  readonly windowMs: number;
+  readonly graceMs: number;
+  /** Notification floor samples per hold. */
+  readonly probes: number;
+  /** Runs of the hand-over ring per configuration: 2 (before and after the libraries) or 1. */
+  readonly rings: number;
+}
+
+/**
+ * Scenario 3 on `pool`: the notification floor per hold, then per configuration the hand-over ring
+ * and `libraries` (names), counted on `admin` (a connection to the server on `port`).
+ */
+export async function contentionScenario(
+  pool: WorkerPool,
+  port: number,
+  admin: Redis,
+  libraries: readonly string[],
+  options: ContentionOptions,
+  progress: (line: string) => void,
+): Promise<{ contention: ContentionResult[]; floors: NotificationFloor[] }> {
+  const contention: ContentionResult[] = [];
+  const floors: NotificationFloor[] = [];
+  for (const holdMs of options.holds) {
+    const floor = await pool.notificationFloor(port, options.probes, holdMs);
+    floors.push(floor);
+    progress(
+      `  notification floor after ${holdMs} ms idle (SPUBLISH to another process): ` +
+        `p50 ${floor.p50.toFixed(2)} ms, mean ${floor.mean.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`,
+    );
+  }
+  for (const workers of options.workers)
+    for (const holdMs of options.holds) {
+      // The hand-over ring (what a lock that never lets the releaser barge can do at best here)
+      // runs before and after the libraries, so that a moment of noise on this shared machine
+      // does not set the bound alone; quick runs measure it once.
+      const after = options.rings > 1 ? [HAND_OVER_RING] : [];
+      for (const name of [HAND_OVER_RING, ...libraries, ...after]) {
+        const result = await pool.run(name, workers, holdMs, port, options.windowMs, options.graceMs, admin);
+        contention.push(result);
+        const handOvers = result.handOvers
+          ? `, hand-overs ${result.handOvers.messages} (${result.handOvers.byMessage} by message)`
+          : '';
+        progress(
+          `  W=${workers} hold ${holdMs} ms ${name}: ${Math.round(result.acquisitionsPerSec)} acq/s, ` +
+            `util ${result.utilisation.toFixed(2)}, wait p99 ${result.waitP99.toFixed(1)} ms, max ${result.waitMax.toFixed(1)} ms, ` +
+            `Jain ${result.jain.toFixed(3)}, overlaps ${result.overlaps}${handOvers}`,
+        );
+      }
+    }
+  return { contention, floors };
 }

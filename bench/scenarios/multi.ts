@@ -6,8 +6,8 @@ import type { Redis } from 'ioredis';
 import { Redlock } from '../redlock.js';
 import { LockClient, type Lock } from '../latchkey.js';
 import { floorOnServers } from '../names.js';
-import { percentile } from '../stats.js';
-import { floorScripts } from './single.js';
+import { median, percentile } from '../stats.js';
+import { floorScripts, interleaved, pairsUntil, type ThroughputOptions, type ThroughputResult } from './single.js';
 
 export interface LatencyResult {
   library: string;
@@ -45,8 +45,21 @@ async function interleavedLatencies(contestants: readonly Contestant[], iteratio
   return samples;
 }
 
-/** Scenario 5: uncontended acquire latency of one plain lock, MultiLock over 3 and RedLock over 5 servers. */
-export async function multiServer(redis: readonly Redis[], iterations: number): Promise<LatencyResult[]> {
+/** Scenario 5's two measures: acquire latency, and pairs/s in alternated slices (as scenario 1). */
+export interface MultiServerResult {
+  latency: LatencyResult[];
+  throughput: ThroughputResult[];
+}
+
+/**
+ * Scenario 5: uncontended acquire latency of one plain lock, MultiLock over 3 and RedLock over 5
+ * servers, and the pairs/s of the group locks against redlock's over the same five servers.
+ */
+export async function multiServer(
+  redis: readonly Redis[],
+  iterations: number,
+  throughput: ThroughputOptions,
+): Promise<MultiServerResult> {
   const clients = redis.map((connection) => new LockClient(connection));
   try {
     const members = (name: string, count: number): Lock[] =>
@@ -94,12 +107,30 @@ export async function multiServer(redis: readonly Redis[], iterations: number): 
       },
     ];
     const samples = await interleavedLatencies(contestants, iterations);
-    return contestants.map((contestant, i) => ({
+    const latency = contestants.map((contestant, i) => ({
       library: contestant.library,
       servers: contestant.servers,
       acquireP50: percentile(samples[i]!, 50),
       acquireP99: percentile(samples[i]!, 99),
     }));
+    // Pairs/s of the group locks and redlock over the same servers, with the fan-out floors as
+    // bounds; the one-server rows are scenario 1's business.
+    const paired = contestants.filter((contestant) => contestant.servers > 1);
+    const rates = await interleaved(
+      paired.map((contestant) => ({
+        name: contestant.library,
+        loop: (until: () => boolean) => pairsUntil(contestant.acquire, contestant.release, until),
+      })),
+      throughput.sliceMs,
+      throughput.rounds,
+    );
+    return {
+      latency,
+      throughput: paired.map(({ library, servers }) => {
+        const rounds = rates.get(library)!;
+        return { library, servers, pairsPerSec: median(rounds), rounds };
+      }),
+    };
   } finally {
     await Promise.all(clients.map((client) => client.shutdown()));
   }

@@ -19,6 +19,8 @@ export interface ThroughputResult {
   rounds?: number[];
   /** Scenario 1 only: this library's pairs/s over the floor's, the median of the rounds' ratios. */
   ofFloor?: number;
+  /** Scenario 5 only: over how many servers. */
+  servers?: number;
 }
 
 export const SET_IF_ABSENT = "return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')";

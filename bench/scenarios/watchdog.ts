@@ -80,7 +80,8 @@ async function measure(
   };
 }
 
-async function inChunks<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
+/** Runs `fn` over `items`, 500 at a time. */
+export async function inChunks<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < items.length; i += 500) await Promise.all(items.slice(i, i + 500).map(fn));
 }
 

@@ -20,7 +20,7 @@ function runBench(): Promise<{ stdout: string; stderr: string }> {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'bench/run.ts', '--quick', '--out', out],
-      { cwd: root, timeout: 90_000 },
+      { cwd: root, timeout: 150_000 },
       (error, stdout, stderr) =>
         error ? reject(new Error(`bench failed: ${error.message}\n${stderr}`)) : resolve({ stdout, stderr }),
     );
@@ -32,7 +32,7 @@ function runBench(): Promise<{ stdout: string; stderr: string }> {
 describe('npm run bench -- --quick', () => {
   it('runs every scenario and library, writes JSON and SVG, and sees no overlapping holders', async () => {
     const { stdout, stderr } = await runBench();
-    assert.match(stderr, /\[6\/6\]/, 'progress is reported while it runs');
+    assert.match(stderr, /\[8\/8\]/, 'progress is reported while it runs');
     const files = readdirSync(out);
     const json = files.find((file) => file.endsWith('.json'));
     assert.ok(json, `no JSON written: ${files.join(', ')}`);
@@ -44,9 +44,20 @@ describe('npm run bench -- --quick', () => {
     const results = JSON.parse(readFileSync(join(out, json), 'utf8')) as BenchResults;
 
     const libraries = ['latchkey Lock', 'latchkey FairLock', 'redlock', 'redis-semaphore'];
+    // Scenario 1 runs the locks taken with a lease beside the watchdog's.
     assert.deepEqual(
       results.single.map((row) => row.library),
-      [FLOOR_TWO_SCRIPTS, FLOOR_LOCK_SCRIPTS, ...libraries],
+      [
+        FLOOR_TWO_SCRIPTS,
+        FLOOR_LOCK_SCRIPTS,
+        'latchkey Lock',
+        'latchkey Lock (lease)',
+        'latchkey FairLock',
+        'latchkey FairLock (lease)',
+        'latchkey FencedLock (lease)',
+        'redlock',
+        'redis-semaphore',
+      ],
     );
     assert.deepEqual(
       results.concurrent.map((row) => row.library),
@@ -81,6 +92,71 @@ describe('npm run bench -- --quick', () => {
         'redlock',
       ],
     );
+    assert.deepEqual(
+      (results.multiThroughput ?? []).map((row) => `${row.library} on ${row.servers}`),
+      [
+        `${floorOnServers(3)} on 3`,
+        `${floorOnServers(5)} on 5`,
+        'latchkey MultiLock on 3',
+        'latchkey RedLock on 5',
+        'redlock on 5',
+      ],
+    );
+    for (const row of results.multiThroughput ?? []) assert.ok(row.pairsPerSec > 0, row.library);
+    // Scenario 7: every primitive and peer, alone and contended (the floor alone), counted by Redis.
+    const cost = results.redisCost ?? [];
+    const measured = [
+      'latchkey Lock',
+      'latchkey Lock (lease)',
+      'latchkey FairLock',
+      'latchkey FencedLock',
+      'latchkey ReadWriteLock write',
+      'latchkey ReadWriteLock read',
+      'latchkey Semaphore',
+      'latchkey MultiLock (3)',
+      'latchkey RedLock (5)',
+      'redlock',
+      'redis-semaphore',
+    ];
+    assert.deepEqual(
+      cost.map((row) => `${row.library} x${row.clients}`),
+      [`${FLOOR_TWO_SCRIPTS} x1`, ...measured.flatMap((library) => [`${library} x1`, `${library} x3`])],
+    );
+    for (const row of cost) assert.ok(row.pairs > 0 && row.scripts > 0 && row.scriptUs > 0, row.library);
+    // Scenario 8: latchkey at two sizes, with the watchdog and with a lease, then the peers; every
+    // latchkey waiter drained (the peers' may stop at the cap).
+    assert.deepEqual(
+      (results.held ?? []).map((row) => `${row.library} ${row.locks}`),
+      [
+        'latchkey Lock 100',
+        'latchkey Lock 1000',
+        'latchkey Lock (lease) 100',
+        'latchkey Lock (lease) 1000',
+        'redis-semaphore 1000',
+        'redlock 1000',
+      ],
+    );
+    const waiters = results.waiters ?? [];
+    assert.deepEqual(
+      waiters.map((row) => `${row.library} ${row.waiters}/${row.locks}`),
+      [
+        'latchkey Lock 50/1',
+        'latchkey Lock 500/1',
+        'latchkey Lock 50/10',
+        'latchkey Lock 500/10',
+        'redis-semaphore 50/1',
+        'redis-semaphore 50/10',
+        'redlock 50/1',
+        'redlock 50/10',
+      ],
+    );
+    for (const row of waiters.filter((r) => r.library.startsWith('latchkey')))
+      assert.equal(row.drained, row.waiters, `${row.library} ${row.waiters}/${row.locks}`);
+    for (const scenario of [7, 8])
+      assert.ok(
+        results.targets?.some((check) => check.scenario === scenario),
+        `scenario ${scenario} is checked`,
+      );
     // Scenario 6: every fault noticed (by renewal at least), no untouched lock's signal aborted.
     const detection = results.detection ?? [];
     assert.deepEqual(
@@ -104,7 +180,16 @@ describe('npm run bench -- --quick', () => {
     assert.ok(results.targets && results.targets.length > 0, 'the targets are checked');
     assert.match(stdout, /\nTargets\n/);
     assert.doesNotMatch(stdout, /issue/i, 'no internal issue numbers in the output');
-    for (const heading of ['1. One client', '3. Worker processes', '4. Watchdog', '5. Acquire latency', '6. Lost-lock'])
+    for (const heading of [
+      '1. One client',
+      '3. Worker processes',
+      '4. Watchdog',
+      '5. Acquire latency',
+      '6. Lost-lock',
+      '7. What a pair costs Redis',
+      '8. Scale: locks held',
+      '8. Scale: waiters',
+    ])
       assert.ok(stdout.includes(heading), heading);
   });
 });
