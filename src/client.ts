@@ -3,7 +3,7 @@
  * runs on (watchdog, waiters, livenesses, loss detector, server checks), hands out the primitives,
  * and emits lockLost, renewalError and warning.
  */
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { createSerializer, type ClientContext } from './context.js';
 import { listening, type LatchkeyWarning } from './diagnostics.js';
 import { Livenesses } from './engine/liveness.js';
@@ -125,6 +125,9 @@ export class LockClient extends EventEmitter<LockClientEvents> {
 
   constructor(redis: RedisClientLike, options?: LockClientOptions) {
     super();
+    // Every wait in flight (a subscription being made, a pause between tries) listens on it and
+    // stops listening when it ends: as many listeners as waits, which Node would take for a leak.
+    setMaxListeners(Infinity, this.#closing.signal);
     this.options = resolveOptions(options);
     const connection = toConnection(redis);
     if (this.options.replicaAcks > 0 && !connection.waitForReplicas) {

@@ -182,6 +182,31 @@ describe('Lock: waitTime and abort leave nothing behind', () => {
     assert.ok((await first) instanceof Error);
     await second.unlock();
   });
+
+  it('many waits in flight on one client add no listener past what Node warns of', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const locks = server.lockClient();
+      const holders = server.lockClient();
+      const names = Array.from({ length: 30 }, (_, i) => `crowd-${i}`);
+      for (const name of names) await holders.getLock(name).lock({ leaseTime: 10_000 });
+      // Each name's first waiter subscribes; a spin lock's waiters sleep between tries.
+      const waits = names.flatMap((name) => [
+        locks.getLock(name).tryLock({ waitTime: 300 }),
+        locks.getSpinLock(name).tryLock({ waitTime: 300 }),
+      ]);
+      assert.deepEqual(new Set(await Promise.all(waits)), new Set([false]));
+      await sleep(50);
+      assert.deepEqual(
+        warnings.map((warning) => warning.message),
+        [],
+      );
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
 
 describe('after these tests', () => {
