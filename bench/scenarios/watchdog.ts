@@ -49,10 +49,11 @@ async function calls(admin: Redis): Promise<{ sent: number; plain: number; inner
 }
 
 /**
- * Counts from half a period after the first renewal round, on every node of `admins` (one
- * connection to each; `held`: the locks each holds): that round loads the renewal script (a
+ * Counts from half a period after the third renewal round, on every node of `admins` (one
+ * connection to each; `held`: the locks each holds): the first round loads the renewal script (a
  * NOSCRIPT reply, then the script itself, once per server and script), which is no cost per
- * period; and half a period puts the window's ends between two rounds.
+ * period; holds taken over more than half a period come to share their rounds within two more;
+ * and half a period puts the window's ends between two rounds.
  */
 async function measure(
   admins: readonly Redis[],
@@ -61,7 +62,7 @@ async function measure(
   periodMs: number,
   periods: number,
 ): Promise<WatchdogResult> {
-  await sleep(periodMs * 1.5);
+  await sleep(periodMs * 3.5);
   await Promise.all(admins.map((admin) => admin.config('RESETSTAT')));
   await sleep(periodMs * periods);
   const perNode = await Promise.all(admins.map(calls));
