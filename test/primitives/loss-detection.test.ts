@@ -228,6 +228,23 @@ describe('server-pushed loss detection', () => {
     assert.ok(tracked >= 1_000, `keys tracked after the renewals: ${tracked}`);
   });
 
+  it('holds taken half a period apart come to share one renewal call per period', async () => {
+    const quiet = await startServer();
+    const locks = quiet.lockClient({ watchdogTimeout: 1_500, lossDetection: 'renewal' });
+    const take = (prefix: string): Promise<unknown> =>
+      Promise.all(Array.from({ length: 50 }, (_, i) => locks.getLock(`${prefix}-${i}`).lock()));
+    await take('early');
+    await sleep(300); // 0.6 of the 500 ms period: each group would be due in a round of its own
+    await take('late');
+    await sleep(1_000);
+    const counter = quiet.client();
+    await counter.config('RESETSTAT');
+    await sleep(2_500); // 5 periods
+    const scripts = (await commandCalls(counter, 'evalsha')) + (await commandCalls(counter, 'eval'));
+    assert.ok(scripts >= 3 && scripts <= 7, `expected about 5 renewal calls in 2.5 s (10 unmerged), got ${scripts}`);
+    assert.equal(contextOf(locks).livenesses.size, 100);
+  });
+
   it("with lossDetection: 'renewal' opens no connection of its own and finds a loss at renewal", async () => {
     const locks = server.lockClient({ lossDetection: 'renewal', watchdogTimeout: 900 });
     const names = await trackingConnections();
