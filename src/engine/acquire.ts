@@ -77,14 +77,14 @@ export function acquire<T>(
   if (signal?.aborted) return Promise.reject(signal.reason as Error);
   if (acquisition.grantKey !== undefined) ctx.servers.check(acquisition.grantKey);
   const single = deadline !== undefined && deadline <= now();
-  const { channel } = acquisition;
   // The uncontended case, most of all: one attempt, and nothing set up for a wait unless it fails.
   // A wait with a signal, a grant the replicas must acknowledge, or a lock this client still
-  // listens on (it joins first, see below) take the whole pipeline from the start.
+  // listens on (it joins first, see below) take the whole pipeline from the start. A client that
+  // listens on nothing need not name the lock's channel to know.
   const simple =
     signal === undefined &&
     (ctx.options.replicaAcks === 0 || acquisition.grantKey === undefined) &&
-    (channel === undefined || single || !ctx.waiters.isSubscribed(channel));
+    (single || !ctx.waiters.listening || !listensOn(ctx, acquisition.channel));
   if (!simple) return pipeline(acquisition, ctx, bounds);
   let attempt: Promise<Attempt<T>>;
   try {
@@ -96,6 +96,10 @@ export function acquire<T>(
     (outcome) => (outcome.acquired ? outcome.value : pipeline(acquisition, ctx, bounds, { outcome })),
     (error: unknown) => pipeline(acquisition, ctx, bounds, { error }),
   );
+}
+
+function listensOn(ctx: ClientContext, channel: string | undefined): boolean {
+  return channel !== undefined && ctx.waiters.isSubscribed(channel);
 }
 
 /** How the first attempt ended, when it was made before the pipeline (see acquire). */
@@ -133,7 +137,7 @@ async function pipeline<T>(
   };
   try {
     const { channel } = acquisition;
-    if (channel !== undefined && !single && !first && ctx.waiters.isSubscribed(channel)) {
+    if (!single && !first && listensOn(ctx, channel)) {
       waiter = await wait.join(ctx.waiters, deadline, signal);
     }
     for (let round = 0; ; round++) {

@@ -11,12 +11,9 @@ import { contextOwner, newOwnerId, runHolding } from '../owner.js';
 import { checkFunction, checkOptionalDuration, checkOptionalLease, checkOptions, checkSignal } from '../validate.js';
 import type { AcquireRequest, HeldLock, LockCore } from './lock-core.js';
 
-/** The core behind each Lock this module made (MultiLock reaches its members through it). */
-const cores = new WeakMap<object, LockCore>();
-
-/** The core of a Lock made by a LockClient; undefined for anything else. */
+/** The core of a Lock made by a LockClient (MultiLock reaches its members through it); undefined for anything else. */
 export function coreOf(lock: unknown): LockCore | undefined {
-  return typeof lock === 'object' && lock !== null ? cores.get(lock) : undefined;
+  return LockHandle.coreOf(lock);
 }
 
 const LOCK_OPTIONS = ['leaseTime', 'signal'] as const;
@@ -54,8 +51,11 @@ export class LockHandle implements Lock {
    */
   readonly #acquisitions: { readonly owner: string; readonly lease: boolean }[] = [];
 
-  constructor(protected readonly core: LockCore) {
-    cores.set(this, core);
+  constructor(protected readonly core: LockCore) {}
+
+  /** See coreOf: only a LockHandle has the private field, whatever else an object carries. */
+  static coreOf(lock: unknown): LockCore | undefined {
+    return typeof lock === 'object' && lock !== null && #acquisitions in lock ? lock.core : undefined;
   }
 
   get name(): string {

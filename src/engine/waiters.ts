@@ -98,6 +98,11 @@ export class Waiters {
     });
   }
 
+  /** Whether this client listens on any channel (or is subscribing): a wait is on, or lingers. */
+  get listening(): boolean {
+    return this.#channels.size > 0;
+  }
+
   /** Whether this client listens on `channel` (or is subscribing to it): a wait is on, or lingers. */
   isSubscribed(channel: string): boolean {
     return this.#channels.has(channel);
