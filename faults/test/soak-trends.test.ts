@@ -1,6 +1,7 @@
 /**
  * The soak's growth check: a series that grows steadily is reported, one that only wobbles is flat,
- * and the warm-up (the run's first tenth) does not count.
+ * the warm-up (the run's first tenth) does not count, and a series that follows the section rate
+ * is told apart from one that grows with the sections entered so far.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -14,8 +15,18 @@ function history(
   heapMb: (minute: number) => number,
   keys: (minute: number) => number,
   live: (minute: number) => number = () => 12,
+  sectionsPerMinute?: (minute: number) => number,
 ): HistoryRecord[] {
   const records: HistoryRecord[] = [];
+  if (sectionsPerMinute) {
+    // Entries spread evenly within each second at that second's rate.
+    for (let second = 0; second < 30 * 60; second++) {
+      const perSecond = Math.round(sectionsPerMinute(second / 60) / 60);
+      for (let i = 0; i < perSecond; i++) {
+        records.push({ t: second * 1000 + (i * 1000) / perSecond, ev: 'enter' } as unknown as HistoryRecord);
+      }
+    }
+  }
   for (let t = 0; t <= 30 * 60_000; t += 10_000) {
     const minute = t / 60_000;
     records.push({
@@ -73,5 +84,53 @@ describe('soak trends', () => {
       ),
     );
     assert.equal(leaking['worker 0 latchkey records'], false);
+  });
+
+  /** A machine whose speed swings by a third every 12 minutes and drifts up over the run. */
+  const drifting = (minute: number): number => 1_000 + 350 * Math.sin((2 * Math.PI * minute) / 12) + minute * 20;
+
+  it('keys in flight that follow the section rate are flat; keys left behind by sections are reported', () => {
+    // Release markers live a few seconds: their count is proportional to the rate, so it grows
+    // with the machine's drift.
+    const following = soakTrends(
+      history(
+        () => 25,
+        (minute) => 4 * drifting(minute),
+        () => 12,
+        drifting,
+      ),
+    );
+    const keys = following.find((trend) => trend.series === 'Redis keys')!;
+    assert.ok(keys.growth > keys.mean / 10, `the drift shows against time alone: ${keys.growth}`);
+    assert.equal(keys.flat, true);
+    // One key in ten sections never goes: the count climbs with the sections entered so far.
+    let entered = 0;
+    const leftBehind = new Map<number, number>();
+    for (let second = 0; second <= 30 * 60; second++) {
+      leftBehind.set(second, entered / 10);
+      entered += drifting(second / 60) / 60;
+    }
+    const leaking = flatness(
+      history(
+        () => 25,
+        (minute) => 4 * drifting(minute) + leftBehind.get(Math.round(minute * 60))!,
+        () => 12,
+        drifting,
+      ),
+    );
+    assert.equal(leaking['Redis keys'], false);
+  });
+
+  it('growth that rises only together with the rate is not excused', () => {
+    const rising = (minute: number): number => 1_000 + minute * 30;
+    const found = flatness(
+      history(
+        () => 25,
+        (minute) => 4 * rising(minute),
+        () => 12,
+        rising,
+      ),
+    );
+    assert.equal(found['Redis keys'], false);
   });
 });
