@@ -160,8 +160,7 @@ function main(): number {
   for (const check of CHECKS.filter((candidate) => only === undefined || candidate.name.includes(only))) {
     const result = run(check, keep);
     const found = result.errors > 0;
-    const ok =
-      check.expect === 'holds' ? !found && result.errors === 0 && result.complete : found && result.errors > 0;
+    const ok = check.expect === 'holds' ? !found && result.errors === 0 && result.complete : found && result.errors > 0;
     const verdict =
       check.expect === 'holds'
         ? found
@@ -177,9 +176,13 @@ function main(): number {
       `${ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(40)} ${result.states.padStart(10)} states ` +
         `${result.transitions.padStart(11)} transitions ${result.seconds.toFixed(1).padStart(6)} s  ${verdict}`,
     );
-    console.log(`     spin -a ${check.defines.map((define) => `-D${define}`).join(' ')} model/${check.model}: ${check.what}`);
+    console.log(
+      `     spin -a ${check.defines.map((define) => `-D${define}`).join(' ')} model/${check.model}: ${check.what}`,
+    );
   }
-  console.log(`${failed === 0 ? 'all checks as expected' : `${failed} check(s) not as expected`} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  console.log(
+    `${failed === 0 ? 'all checks as expected' : `${failed} check(s) not as expected`} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
   return failed === 0 ? 0 : 1;
 }
 
