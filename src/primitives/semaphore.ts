@@ -137,7 +137,7 @@ export class Semaphore {
     const k = this.#keys;
     // One id per acquisition: a repeated attempt finds its grant, a give-up can undo it.
     const id = newOwnerId();
-    const remember = 2 * options.commandTimeout;
+    const remember = GRANT_MEMORY_TIMEOUTS * options.commandTimeout;
     // Only a caller that will wait takes a place in the queue.
     const waiterId = deadline !== undefined && deadline <= now() ? '' : id;
     const taken = await acquire<true>(
@@ -168,6 +168,15 @@ export class Semaphore {
     return taken === true;
   }
 }
+
+/**
+ * How long Redis remembers an acquisition's grant, in commandTimeouts: as long as a call of that
+ * acquisition may still arrive. A granted attempt whose reply is lost fails within one; failures
+ * are ridden out for one more; the attempt that ends the wait may have been sent just before
+ * then and fails within a third; the give-up is sent until a fourth. A fifth leaves room for clocks
+ * and scheduling. Remembered for less, a late give-up finds no grant and the permits are lost.
+ */
+const GRANT_MEMORY_TIMEOUTS = 5;
 
 /** Creates the semaphore returned by `LockClient.getSemaphore()`. */
 export function createSemaphore(ctx: ClientContext, name: string): Semaphore {
