@@ -111,11 +111,31 @@ interface Result {
   readonly detail: string;
 }
 
+/** The check's spin -D switches. */
+function switches(check: Check): string[] {
+  return check.defines.map((define) => `-D${define}`);
+}
+
+/**
+ * What a check's result means: the real protocol must hold over a complete search (an output
+ * without an error count proves nothing); a bad variant or a documented limit must be found.
+ */
+function judge(check: Check, result: Result): { ok: boolean; verdict: string } {
+  if (check.expect === 'holds') {
+    if (result.errors > 0) return { ok: false, verdict: `FAILED: ${result.detail}` };
+    if (result.errors !== 0) return { ok: false, verdict: 'FAILED: no result from the search' };
+    if (!result.complete) return { ok: false, verdict: 'FAILED: search cut short' };
+    return { ok: true, verdict: 'holds' };
+  }
+  if (!(result.errors > 0)) return { ok: false, verdict: 'FAILED: not caught' };
+  return { ok: true, verdict: `${check.expect === 'caught' ? 'caught' : 'limit shown'}: ${result.detail}` };
+}
+
 function run(check: Check, keep: boolean): Result {
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-model-'));
   try {
     copyFileSync(join(root, 'model', check.model), join(dir, check.model));
-    const defines = check.defines.map((define) => `-D${define}`);
+    const defines = switches(check);
     const started = Date.now();
     execFileSync('spin', ['-a', ...defines, check.model], { cwd: dir, stdio: 'pipe' });
     // Exhaustive search (no bitstate): COLLAPSE compresses states; SAFETY drops cycle checks
@@ -159,26 +179,13 @@ function main(): number {
   const started = Date.now();
   for (const check of CHECKS.filter((candidate) => only === undefined || candidate.name.includes(only))) {
     const result = run(check, keep);
-    const found = result.errors > 0;
-    const ok = check.expect === 'holds' ? !found && result.errors === 0 && result.complete : found && result.errors > 0;
-    const verdict =
-      check.expect === 'holds'
-        ? found
-          ? `FAILED: ${result.detail}`
-          : result.complete
-            ? 'holds'
-            : 'FAILED: search cut short'
-        : found
-          ? `${check.expect === 'caught' ? 'caught' : 'limit shown'}: ${result.detail}`
-          : 'FAILED: not caught';
+    const { ok, verdict } = judge(check, result);
     if (!ok) failed++;
     console.log(
       `${ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(40)} ${result.states.padStart(10)} states ` +
         `${result.transitions.padStart(11)} transitions ${result.seconds.toFixed(1).padStart(6)} s  ${verdict}`,
     );
-    console.log(
-      `     spin -a ${check.defines.map((define) => `-D${define}`).join(' ')} model/${check.model}: ${check.what}`,
-    );
+    console.log(`     spin -a ${switches(check).join(' ')} model/${check.model}: ${check.what}`);
   }
   console.log(
     `${failed === 0 ? 'all checks as expected' : `${failed} check(s) not as expected`} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
