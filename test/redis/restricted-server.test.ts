@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { createClient } from 'redis';
-import { CommandRefusedError, LockClient, type LatchkeyWarning, type Lock } from '../../src/index.js';
+import { createClient, type RedisClientType } from 'redis';
+import {
+  CommandRefusedError,
+  LockClient,
+  type LatchkeyWarning,
+  type Lock,
+  type LockClientOptions,
+} from '../../src/index.js';
 import type { RedisClientLike } from '../../src/redis/to-connection.js';
+import { shutDownAfterFile } from '../../harness/cleanup.js';
+import { connectNodeRedis } from '../../harness/clients.js';
 import { startServer, type TestServer } from '../../harness/server.js';
 import { eventually, sleep } from '../../harness/eventually.js';
 
@@ -36,11 +44,38 @@ type ClientKind = 'ioredis' | 'node-redis';
 
 async function redisClient(kind: ClientKind, server: TestServer): Promise<RedisClientLike> {
   if (kind === 'ioredis') return server.client();
-  const client = createClient({ url: server.url });
-  client.on('error', () => undefined);
-  await client.connect();
-  after(() => client.close());
-  return client;
+  return connectNodeRedis(createClient({ url: server.url }) as RedisClientType);
+}
+
+/** A LockClient over a new client of `kind`, shut down after the file, and the warnings it gives. */
+async function lockClient(
+  kind: ClientKind,
+  server: TestServer,
+  options: LockClientOptions,
+): Promise<{ locks: LockClient; warnings: LatchkeyWarning[] }> {
+  const locks = shutDownAfterFile(new LockClient(await redisClient(kind, server), options));
+  const warnings: LatchkeyWarning[] = [];
+  locks.on('warning', (warning) => warnings.push(warning));
+  return { locks, warnings };
+}
+
+const preparations: (() => Promise<void>)[] = [];
+/**
+ * What a test uses, made in the suite's `before`: all at once, before any test holds a lock. The
+ * tests run concurrently, and making a client takes the event loop for a while (node-redis builds
+ * its command table for each client, then the collector runs): four copies of this file run at
+ * once stalled the loop for over a second while the first tests' locks were held, most of their
+ * 1.5 s lease, and the watchdog rightly gave those locks up as lost.
+ */
+function prepared<T>(make: () => Promise<T>): () => T {
+  let made: { value: T } | undefined;
+  preparations.push(async () => {
+    made = { value: await make() };
+  });
+  return () => {
+    assert.ok(made, 'prepared in before()');
+    return made.value;
+  };
 }
 
 /** Connections of the default user (the clients'), and how often Redis refused it a command. */
@@ -127,26 +162,26 @@ async function lossFound(locks: LockClient, admin: Redis): Promise<void> {
 
 // Concurrently: each test waits out the time a failed tracking would take to be tried again.
 describe('a server that refuses commands (managed services)', { concurrency: true }, () => {
+  before(() => Promise.all(preparations.map((prepare) => prepare())));
+
   for (const { denied, tracking } of RESTRICTIONS) {
     for (const kind of ['ioredis', 'node-redis'] as const) {
-      it(`${denied.join(' ')}, ${kind}: every primitive works, losses are found, one warning, nothing asked again`, async () => {
+      const setting = prepared(async () => {
         const { server, admin } = await restrictedServer(denied);
-        const warnings: LatchkeyWarning[] = [];
-        const lockClient = async (): Promise<LockClient> => {
-          const locks = new LockClient(await redisClient(kind, server), { watchdogTimeout: WATCHDOG_MS });
-          locks.on('warning', (warning) => warnings.push(warning));
-          after(() => locks.shutdown());
-          return locks;
-        };
-        const [a, b] = [await lockClient(), await lockClient()];
+        const options = { watchdogTimeout: WATCHDOG_MS };
+        const [a, b] = [await lockClient(kind, server, options), await lockClient(kind, server, options)];
+        return { admin, a: a.locks, b: b.locks, warnings: () => [...a.warnings, ...b.warnings] };
+      });
+      it(`${denied.join(' ')}, ${kind}: every primitive works, losses are found, one warning, nothing asked again`, async () => {
+        const { admin, a, b, warnings } = setting();
         await everyPrimitive(a, b);
         await lossFound(a, admin);
         const expected = tracking ? [] : ['TRACKING_UNAVAILABLE', 'TRACKING_UNAVAILABLE'];
         assert.deepEqual(
-          warnings.map((warning) => warning.code),
+          warnings().map((warning) => warning.code),
           expected,
         );
-        if (!tracking) assert.match(warnings[0]!.message, /refused CLIENT .*lossDetection: 'renewal'/s);
+        if (!tracking) assert.match(warnings()[0]!.message, /refused CLIENT .*lossDetection: 'renewal'/s);
         // Held and taken anew for longer than a failed tracking would wait before trying again:
         // nothing refused is asked for again, and no connection is opened.
         const settled = await usage(admin);
@@ -160,12 +195,12 @@ describe('a server that refuses commands (managed services)', { concurrency: tru
   }
 
   for (const kind of ['ioredis', 'node-redis'] as const) {
-    it(`-wait, ${kind}: replicaAcks fails with CommandRefusedError, gives the grant back, warns once`, async () => {
+    const setting = prepared(async () => {
       const { server, admin } = await restrictedServer(['-wait']);
-      const locks = new LockClient(await redisClient(kind, server), { replicaAcks: 1 });
-      after(() => locks.shutdown());
-      const warnings: LatchkeyWarning[] = [];
-      locks.on('warning', (warning) => warnings.push(warning));
+      return { admin, ...(await lockClient(kind, server, { replicaAcks: 1 })) };
+    });
+    it(`-wait, ${kind}: replicaAcks fails with CommandRefusedError, gives the grant back, warns once`, async () => {
+      const { admin, locks, warnings } = setting();
       const attempts: [string, () => Promise<unknown>][] = [
         ['Lock', () => locks.getLock('acked').tryLock({ waitTime: 1_000 })],
         ['Semaphore', () => locks.getSemaphore('acked-permits').tryAcquire({ waitTime: 1_000 })],
@@ -191,12 +226,12 @@ describe('a server that refuses commands (managed services)', { concurrency: tru
     });
   }
 
-  it('an ACL that takes tracking away later: refused at the reconnect, one warning, renewal from then on', async () => {
+  const trackingTakenLater = prepared(async () => {
     const { server, admin } = await restrictedServer([]);
-    const locks = new LockClient(server.client(), { watchdogTimeout: WATCHDOG_MS });
-    after(() => locks.shutdown());
-    const warnings: LatchkeyWarning[] = [];
-    locks.on('warning', (warning) => warnings.push(warning));
+    return { admin, ...(await lockClient('ioredis', server, { watchdogTimeout: WATCHDOG_MS })) };
+  });
+  it('an ACL that takes tracking away later: refused at the reconnect, one warning, renewal from then on', async () => {
+    const { admin, locks, warnings } = trackingTakenLater();
     const { signal } = await locks.getLock('kept').acquire();
     await sleep(200);
     await admin.call('ACL', 'SETUSER', 'default', '-client|tracking');
