@@ -181,6 +181,36 @@ describe('MultiLock: leases and the watchdog', () => {
     }
   });
 
+  it('uncontended, a lease costs each member one script to take and one to give back: none to set the lease after', async () => {
+    const lock = multi(party(), 'one-trip');
+    // Scripts loaded and tracking links made first: they are no cost of an acquisition.
+    await lock.lock({ leaseTime: 5_000 });
+    await lock.unlock();
+    await Promise.all(redis.map((r) => r.config('RESETSTAT')));
+    for (const options of [{ leaseTime: 5_000 }, { leaseTime: 5_000, waitTime: 4_000 }]) {
+      await (options.waitTime === undefined ? lock.lock(options) : lock.tryLock(options));
+      for (const ttl of await ttls('one-trip')) assert.ok(ttl > 4_000 && ttl <= 5_000, `ttl ${ttl}`);
+      await lock.unlock();
+    }
+    assert.deepEqual(await Promise.all(redis.map((r) => commandCalls(r, 'evalsha'))), [4, 4, 4]);
+  });
+
+  it('a member taken before a wait for a busy one is given a lease that outlives the wait, then the one asked for', async () => {
+    const clients = party();
+    const lock = multi(clients, 'outlive');
+    const rival = servers[1]!.lockClient(OPTIONS).getLock('outlive');
+    await rival.lock({ leaseTime: 5_000 });
+    const taking = lock.tryLock({ waitTime: 3_000, leaseTime: 200 });
+    // Past the asked lease of the first member while the group waits for the second.
+    await sleep(400);
+    const [first] = await ttls('outlive');
+    assert.ok(first! > 200, `the first member kept through the wait (ttl ${first})`);
+    await rival.unlock();
+    assert.equal(await taking, true);
+    for (const ttl of await ttls('outlive')) assert.ok(ttl > 0 && ttl <= 200, `ttl ${ttl}`);
+    await lock.unlock();
+  });
+
   it('keeps every member alive past the watchdog timeout, batched on each member client', async () => {
     const lock = multi(party(), 'watchdog');
     const lease = await lock.acquire();

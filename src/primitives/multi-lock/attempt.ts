@@ -24,16 +24,23 @@ export interface AttemptPlan {
   readonly shared: boolean;
   /** How long a busy member may be waited for (ms); 0: one try per member. */
   readonly memberWait: number;
-  /** Lease set on each member while acquiring; undefined: its own client's watchdog keeps it. */
+  /** The lease asked for, set on each member as it is taken; undefined: its own client's watchdog keeps it. */
   readonly memberLease: number | undefined;
+  /**
+   * A lease long enough that members taken before a wait for a busy one outlive it (twice the
+   * wait), given to them before the attempt waits and to every member taken after; undefined: the
+   * asked lease outlives any wait already.
+   */
+  readonly waitingLease: number | undefined;
   /** Failures tolerated (0: MultiLock; a minority: RedLock). */
   readonly failureLimit: number;
   readonly signal: AbortSignal | undefined;
   /**
    * A member taken after the attempt stopped waiting for it (a RedLock does not wait for its
-   * slowest members once it has a majority): true when the hold takes it, false to give it back.
+   * slowest members once it has a majority), and whether it was given the asked lease: true when
+   * the hold takes it, false to give it back.
    */
-  readonly late: (index: number) => boolean;
+  readonly late: (index: number, askedLease: boolean) => boolean;
 }
 
 export interface AttemptResult {
@@ -42,6 +49,8 @@ export interface AttemptResult {
   /** The Liveness of each member taken, by position. */
   readonly held: ReadonlyMap<number, Liveness>;
   readonly failures: MemberFailure[];
+  /** The members taken carry the waiting lease: the asked one is still to be set. */
+  readonly waited: boolean;
 }
 
 /**
@@ -58,10 +67,11 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
   const failures: MemberFailure[] = [];
   const need = members.length - plan.failureLimit;
   const { ownerId, shared } = plan;
+  let lease = plan.memberLease;
   const take = (index: number, wait: number): Promise<HeldLock | undefined> =>
     members[index]!.acquire(
       ownerId,
-      { leaseTime: plan.memberLease, deadline: now() + wait, signal: plan.signal, member: true },
+      { leaseTime: lease, deadline: now() + wait, signal: plan.signal, member: true },
       shared,
     );
   const release = (index: number): Promise<unknown> => members[index]!.release(ownerId, shared).catch(() => undefined);
@@ -78,13 +88,14 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
   const tryAtOnce = async (indexes: number[]): Promise<number[]> => {
     const busy: number[] = [];
     const before = taken.length;
+    const askedLease = lease === plan.memberLease;
     const outcomes = await fanOut(indexes, (index) => take(index, 0), {
       // A RedLock with its majority does not wait for the slowest members (a frozen server would
       // otherwise cost every acquisition a whole commandTimeout).
       enough: (settled) => plan.failureLimit > 0 && before + settled.filter((o) => o?.ok && o.value).length >= need,
       late: (position, outcome) => {
         const index = indexes[position]!;
-        if (outcome.ok && outcome.value && !plan.late(index)) void release(index);
+        if (outcome.ok && outcome.value && !plan.late(index, askedLease)) void release(index);
       },
     });
     outcomes.forEach((outcome, position) => {
@@ -92,6 +103,24 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
       if (outcome !== undefined || plan.failureLimit === 0) record(indexes[position]!, outcome, busy);
     });
     return busy;
+  };
+
+  // Gives the members taken `leaseMs`. One that cannot be given it leaves the attempt, given back:
+  // as busy when its hold ran out meanwhile (the attempt may be tried again), as failed when its
+  // call failed.
+  const extendTaken = async (leaseMs: number): Promise<void> => {
+    const outcomes = await fanOut(taken, (index) => members[index]!.setLease(ownerId, leaseMs));
+    const kept = taken.filter((_, position) => outcomes[position]?.ok && outcomes[position].value);
+    const dropped = taken.filter((index) => !kept.includes(index));
+    await Promise.all(dropped.map(release));
+    for (const index of dropped) {
+      const outcome = outcomes[taken.indexOf(index)];
+      const reason = outcome === undefined ? 'timeout' : outcome.ok ? 'busy' : outcome.reason;
+      held.delete(index);
+      const error = outcome?.ok === false ? { error: outcome.error } : {};
+      failures.push({ index, name: members[index]!.name, reason, ...error });
+    }
+    taken.splice(0, taken.length, ...kept);
   };
 
   let busy = await tryAtOnce(members.map((_, index) => index));
@@ -103,6 +132,13 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
     taken.splice(0, taken.length, ...taken.filter((index) => index < first));
     for (const index of later) held.delete(index);
     await Promise.all(later.map(release));
+    if (plan.waitingLease !== undefined && lease !== plan.waitingLease) {
+      // Uncontended, an attempt never gets here and its members keep the asked lease: no call
+      // more. Those kept must now outlive the wait: they are given the waiting lease first.
+      lease = plan.waitingLease;
+      await extendTaken(plan.waitingLease);
+      if (failures.length > plan.failureLimit) break;
+    }
     const waited: number[] = [];
     const [outcome] = await fanOut([first], (index) => take(index, plan.memberWait));
     record(first, outcome, waited);
@@ -117,5 +153,5 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
   }
   for (const index of busy) failures.push({ index, name: members[index]!.name, reason: 'busy' });
   failures.sort((a, b) => a.index - b.index);
-  return { taken, held, failures };
+  return { taken, held, failures, waited: lease !== plan.memberLease };
 }

@@ -8,18 +8,16 @@ import { followMembers, type Liveness } from '../../engine/liveness.js';
 
 /**
  * Members that answer after a RedLock attempt already holds its majority. They join the hold when
- * they come (only when they carry the hold's own lease), so that it holds every member that
- * answered; before the hold exists they wait here; once it is over (or was never made) they are
- * refused, and the attempt gives them back.
+ * they come (only when they carry the lease asked for, not an attempt's waiting lease), so that it
+ * holds every member that answered; before the hold exists they wait here; once it is over (or was
+ * never made) they are refused, and the attempt gives them back.
  */
 export class LateMembers {
   #waiting: number[] | undefined = [];
   #join: ((index: number) => void) | undefined;
 
-  constructor(private readonly joinable: boolean) {}
-
-  readonly offer = (index: number): boolean => {
-    if (!this.joinable) return false;
+  readonly offer = (index: number, askedLease: boolean): boolean => {
+    if (!askedLease) return false;
     if (this.#join) this.#join(index);
     else if (this.#waiting) this.#waiting.push(index);
     else return false;

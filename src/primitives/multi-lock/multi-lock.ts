@@ -69,10 +69,10 @@ class MultiLockCore implements LockCore {
 
   /**
    * Attempts until one takes the quorum or `deadline` passes. A busy member is waited for at most
-   * its share of the time left, recomputed for each attempt. While acquiring, members get a lease
-   * long enough that the first ones outlive the wait for the last (twice the wait), set to the
-   * lease asked for once all are held. Throws QuorumError when more members were unreachable than
-   * the failure limit allows.
+   * its share of the time left, recomputed for each attempt. Members are taken with the lease
+   * asked for; an attempt that must wait for a busy member first gives those it holds a lease long
+   * enough to outlive the wait (twice the wait: Redisson's), and sets the asked one once all are
+   * held. Throws QuorumError when more members were unreachable than the failure limit allows.
    */
   async #acquireBy(
     ownerId: string,
@@ -82,28 +82,30 @@ class MultiLockCore implements LockCore {
   ): Promise<HeldLock | undefined> {
     const { leaseTime, signal } = request;
     const waitTime = Math.max(0, deadline - now());
-    const memberLease = leaseTime === undefined ? undefined : waitTime > 0 ? 2 * waitTime : leaseTime;
+    const waitingLease = leaseTime === undefined || 2 * waitTime <= leaseTime ? undefined : 2 * waitTime;
     for (;;) {
       signal?.throwIfAborted();
       const started = now();
       const memberWait = waitTime === 0 ? 0 : Math.max(1, Math.floor((deadline - started) / this.members.length));
-      const late = new LateMembers(memberLease === leaseTime);
+      const late = new LateMembers();
       const {
         taken,
         held: members,
         failures,
+        waited,
       } = await attemptAll(this.members, {
         ownerId,
         shared,
         memberWait,
-        memberLease,
+        memberLease: leaseTime,
+        waitingLease,
         failureLimit: this.#failureLimit,
         signal,
         late: late.offer,
       });
       const held =
         failures.length <= this.#failureLimit
-          ? await this.#confirm({ ownerId, shared, taken, members, failures, late }, leaseTime, memberLease)
+          ? await this.#confirm({ ownerId, shared, taken, members, failures, late }, waited ? leaseTime : undefined)
           : undefined;
       if (!held) await this.#releaseMembers(ownerId, shared, [...taken, ...late.close()]);
       if (signal?.aborted) {
@@ -121,7 +123,7 @@ class MultiLockCore implements LockCore {
   }
 
   /**
-   * Sets the members' lease to the one asked for (when they were taken with a longer one), then
+   * Sets the members' lease to `leaseTime` (given when they were taken with the waiting lease), then
    * makes the group's Liveness: proven while `need` members are, which is Redlock's validity rule
    * (the lease, from before each member granted it, less the clock allowance). A quorum whose
    * validity is already used up is not a hold.
@@ -137,10 +139,9 @@ class MultiLockCore implements LockCore {
       readonly late: LateMembers;
     },
     leaseTime: number | undefined,
-    memberLease: number | undefined,
   ): Promise<HeldLock | undefined> {
     const { ownerId, shared, taken, failures, late } = attempt;
-    if (leaseTime !== undefined && memberLease !== leaseTime) {
+    if (leaseTime !== undefined) {
       const { values } = await this.#onMembers((member) => member.setLease(ownerId, leaseTime), taken);
       const failed = taken.filter((index) => values.get(index) !== true);
       await this.#releaseMembers(ownerId, shared, failed);
