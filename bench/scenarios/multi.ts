@@ -95,6 +95,13 @@ export async function multiServer(
       { library: 'latchkey Lock', servers: 1, acquire: () => plain.lock(), release: () => plain.unlock() },
       { library: 'latchkey MultiLock', servers: 3, acquire: () => multi.lock(), release: () => multi.unlock() },
       { library: 'latchkey RedLock', servers: 5, acquire: () => red.lock(), release: () => red.unlock() },
+      // With a lease, as redlock is used.
+      {
+        library: 'latchkey RedLock (lease)',
+        servers: 5,
+        acquire: () => red.lock({ leaseTime: 5_000 }),
+        release: () => red.unlock(),
+      },
       {
         library: 'redlock',
         servers: redis.length,

@@ -89,6 +89,7 @@ describe('npm run bench -- --quick', () => {
         'latchkey Lock',
         'latchkey MultiLock',
         'latchkey RedLock',
+        'latchkey RedLock (lease)',
         'redlock',
       ],
     );
@@ -99,6 +100,7 @@ describe('npm run bench -- --quick', () => {
         `${floorOnServers(5)} on 5`,
         'latchkey MultiLock on 3',
         'latchkey RedLock on 5',
+        'latchkey RedLock (lease) on 5',
         'redlock on 5',
       ],
     );
