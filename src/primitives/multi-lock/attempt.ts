@@ -50,7 +50,7 @@ export interface AttemptResult {
   readonly held: ReadonlyMap<number, Liveness>;
   readonly failures: MemberFailure[];
   /** The members taken carry the waiting lease: the asked one is still to be set. */
-  readonly waited: boolean;
+  readonly extended: boolean;
 }
 
 /**
@@ -153,5 +153,5 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
   }
   for (const index of busy) failures.push({ index, name: members[index]!.name, reason: 'busy' });
   failures.sort((a, b) => a.index - b.index);
-  return { taken, held, failures, waited: lease !== plan.memberLease };
+  return { taken, held, failures, extended: lease !== plan.memberLease };
 }

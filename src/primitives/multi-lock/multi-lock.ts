@@ -92,7 +92,7 @@ class MultiLockCore implements LockCore {
         taken,
         held: members,
         failures,
-        waited,
+        extended,
       } = await attemptAll(this.members, {
         ownerId,
         shared,
@@ -105,7 +105,7 @@ class MultiLockCore implements LockCore {
       });
       const held =
         failures.length <= this.#failureLimit
-          ? await this.#confirm({ ownerId, shared, taken, members, failures, late }, waited ? leaseTime : undefined)
+          ? await this.#confirm({ ownerId, shared, taken, members, failures, late }, extended ? leaseTime : undefined)
           : undefined;
       if (!held) await this.#releaseMembers(ownerId, shared, [...taken, ...late.close()]);
       if (signal?.aborted) {
