@@ -22,6 +22,12 @@ interface Check {
   readonly defines: readonly string[];
   /** Checks the model's ltl claim with weak fairness (-a -f) rather than its assertions alone. */
   readonly ltl?: boolean;
+  /**
+   * pan's search depth (-m), default 20,000,000. Its stack is allocated up front: a small model
+   * searched with the default spends seconds on that alone. Too small a depth cuts the search,
+   * which fails a check that must hold.
+   */
+  readonly depth?: number;
   /** 'holds': no error; 'caught': a bad variant, spin must find its error; 'limit': a documented limit. */
   readonly expect: 'holds' | 'caught' | 'limit';
   readonly what: string;
@@ -142,7 +148,7 @@ function run(check: Check, keep: boolean): Result {
     // where no ltl claim is checked; NFAIR=3 gives weak fairness room for every process.
     const cc = check.ltl ? ['-DNFAIR=3'] : ['-DSAFETY'];
     execFileSync('gcc', ['-O1', '-w', '-DCOLLAPSE', '-DMEMLIM=4096', ...cc, '-o', 'pan', 'pan.c'], { cwd: dir });
-    const pan = spawnSync('./pan', ['-m20000000', ...(check.ltl ? ['-a', '-f'] : [])], {
+    const pan = spawnSync('./pan', [`-m${check.depth ?? 20_000_000}`, ...(check.ltl ? ['-a', '-f'] : [])], {
       cwd: dir,
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
@@ -177,12 +183,13 @@ function main(): number {
   console.log(`${version}; exhaustive search (no bitstate), COLLAPSE compression`);
   let failed = stale.length;
   const started = Date.now();
+  const width = Math.max(...CHECKS.map((check) => check.name.length));
   for (const check of CHECKS.filter((candidate) => only === undefined || candidate.name.includes(only))) {
     const result = run(check, keep);
     const { ok, verdict } = judge(check, result);
     if (!ok) failed++;
     console.log(
-      `${ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(40)} ${result.states.padStart(10)} states ` +
+      `${ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(width)} ${result.states.padStart(10)} states ` +
         `${result.transitions.padStart(11)} transitions ${result.seconds.toFixed(1).padStart(6)} s  ${verdict}`,
     );
     console.log(`     spin -a ${switches(check).join(' ')} model/${check.model}: ${check.what}`);
