@@ -106,6 +106,14 @@ const CHECKS: readonly Check[] = [
     expect: 'caught',
     what: 'a dead waiter at the head strands the live one behind it on a free lock',
   },
+  {
+    name: 'lock-3-clients',
+    model: 'lock.pml',
+    defines: ['NC=3', 'LOSSES=0', 'ACQS=1'],
+    depth: 1_000_000,
+    expect: 'holds',
+    what: 'three clients, one lock() each: a queue of two behind a holder, hand-over down the queue',
+  },
 ];
 
 interface Result {
