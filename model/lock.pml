@@ -35,6 +35,7 @@
  *             liveness check bounds them (Redis that never answers grants nothing)
  *   LIVENESS  no assertion on beliefs after a restart etc.; used with the ltl claim `strand`
  *   NO_BELIEF_CHECK  leave out the belief assertion (a restart breaks it by nature)
+ *   ACQS=n    each client makes at most n acquisitions (bounds the runs with three clients)
  * Known-bad variants (each must be caught):
  *   BAD_TRUST_HANDOVER  a hand-over message is taken as a grant from the moment it arrives,
  *                       without the validity check of reentrant-lock.ts attempt()
@@ -65,6 +66,14 @@
 #define ROUNDS_OK (ctr < 3)
 #else
 #define ROUNDS_OK true
+#endif
+#ifdef ACQS
+/* Each client makes at most ACQS acquisitions (lock() calls): runs are followed that far. */
+#define ACQS_OK (nacq < ACQS)
+#define COUNT_ACQ nacq++
+#else
+#define ACQS_OK true
+#define COUNT_ACQ skip
 #endif
 #ifdef LOSSES
 #define CANLOSE (losses < LOSSES)
@@ -512,6 +521,9 @@ inline grant() {
  */
 proctype client(byte c) {
   byte o, g, k, rep, rtok, ka, m3, i, j, h, a, nrun, first;
+#ifdef ACQS
+  byte nacq;
+#endif
   bit live, held, fin, lostHold;
 
 idle:
@@ -520,7 +532,8 @@ idle:
    * wait subscribes and queues from its first attempt (a client that still listens on the lock's
    * channel; the uncontended one-shot try is the same script without queueing, see docs). */
   atomic {
-    cnt[2 * c + 1 - g] == 0 && !hw[2 * c + 1 - g] && ROUNDS_OK ->
+    cnt[2 * c + 1 - g] == 0 && !hw[2 * c + 1 - g] && ROUNDS_OK && ACQS_OK ->
+    COUNT_ACQ;
     g = 1 - g;
     o = 2 * c + g;
     co[c] = o;

@@ -22,6 +22,12 @@ interface Check {
   readonly defines: readonly string[];
   /** Checks the model's ltl claim with weak fairness (-a -f) rather than its assertions alone. */
   readonly ltl?: boolean;
+  /**
+   * pan's search depth (-m), default 20,000,000. Its stack is allocated up front: a small model
+   * searched with the default spends seconds on that alone. Too small a depth cuts the search,
+   * which fails a check that must hold.
+   */
+  readonly depth?: number;
   /** 'holds': no error; 'caught': a bad variant, spin must find its error; 'limit': a documented limit. */
   readonly expect: 'holds' | 'caught' | 'limit';
   readonly what: string;
@@ -100,6 +106,121 @@ const CHECKS: readonly Check[] = [
     expect: 'caught',
     what: 'a dead waiter at the head strands the live one behind it on a free lock',
   },
+  {
+    name: 'lock-3-clients',
+    model: 'lock.pml',
+    defines: ['NC=3', 'LOSSES=0', 'ACQS=1'],
+    depth: 1_000_000,
+    expect: 'holds',
+    what: 'three clients, one lock() each: a queue of two behind a holder, hand-over down the queue',
+  },
+  {
+    name: 'semaphore',
+    model: 'semaphore.pml',
+    defines: ['NC=2', 'CRASH'],
+    depth: 200_000,
+    expect: 'holds',
+    what: 'permits conserved, beliefs counted by Redis, repeats = one run, give-ups find their grant; every fault',
+  },
+  {
+    name: 'semaphore-3-clients',
+    model: 'semaphore.pml',
+    defines: ['NC=3', 'CRASH', 'LOSSES=0', 'LIVENESS'],
+    ltl: true,
+    depth: 2_000_000,
+    expect: 'holds',
+    what: 'three clients: the same assertions, and ltl strand: no waiter waits forever on its free permits',
+  },
+  {
+    name: 'semaphore-admin',
+    model: 'semaphore.pml',
+    defines: ['NC=1', 'ADMIN', 'DRAIN'],
+    depth: 100_000,
+    expect: 'holds',
+    what: 'trySetPermits, addPermits, drainPermits each sent again: one run, the first answer',
+  },
+  {
+    name: 'semaphore-short-command-timeout',
+    model: 'semaphore.pml',
+    defines: ['NC=2', 'P=2'],
+    depth: 200_000,
+    expect: 'limit',
+    what: 'finding (docs/model.md): with commandTimeout under ~1 s a retry pause outlasts the fifth commandTimeout; permits lost',
+  },
+  {
+    name: 'bad: semaphore grant memory of 2 commandTimeouts',
+    model: 'semaphore.pml',
+    defines: ['NC=2', 'BAD_GRANT_MEMORY'],
+    depth: 200_000,
+    expect: 'caught',
+    what: 'the old defect: a give-up after a lost granted reply finds no grant; permits lost',
+  },
+  {
+    name: 'bad: semaphore release not safe to repeat',
+    model: 'semaphore.pml',
+    defines: ['NC=2', 'BAD_NO_ONCE'],
+    depth: 200_000,
+    expect: 'caught',
+    what: 'add-permits without lib/once: a re-sent release creates permits',
+  },
+  {
+    name: 'bad: semaphore place never lapses',
+    model: 'semaphore.pml',
+    defines: ['NC=2', 'CRASH', 'LOSSES=0', 'LIVENESS', 'BAD_NO_LAPSE'],
+    ltl: true,
+    depth: 200_000,
+    expect: 'caught',
+    what: 'a dead head reserves its permits forever: the live waiter behind it is stranded',
+  },
+  {
+    name: 'permit-expirable-semaphore',
+    model: 'permit-expirable-semaphore.pml',
+    defines: ['NC=2', 'CRASH'],
+    depth: 200_000,
+    expect: 'holds',
+    what: 'leases Redis counts for every proven belief, no permit left out, repeats = one run; every fault',
+  },
+  {
+    name: 'permit-expirable-semaphore-3-clients',
+    model: 'permit-expirable-semaphore.pml',
+    defines: ['NC=3', 'CRASH', 'LOSSES=0'],
+    depth: 4_000_000,
+    expect: 'holds',
+    what: 'three clients, two permits, leases lapsing, a crash',
+  },
+  {
+    name: 'permit-expirable-semaphore-admin',
+    model: 'permit-expirable-semaphore.pml',
+    defines: ['NC=1', 'ADMIN'],
+    depth: 100_000,
+    expect: 'holds',
+    what: 'trySetPermits and addPermits each sent again: one run, the first answer',
+  },
+  {
+    name: 'permit-expirable-semaphore-no-stranded-waiter',
+    model: 'permit-expirable-semaphore.pml',
+    defines: ['NC=2', 'CRASH', 'LOSSES=0', 'LIVENESS'],
+    ltl: true,
+    depth: 200_000,
+    expect: 'holds',
+    what: "ltl strand: a crashed holder's leased permit comes back to the waiter, every message lost",
+  },
+  {
+    name: 'bad: permit release without marker',
+    model: 'permit-expirable-semaphore.pml',
+    defines: ['NC=2', 'BAD_NO_MARKER'],
+    depth: 200_000,
+    expect: 'caught',
+    what: 'a re-sent release answers "not held" about the release that happened',
+  },
+  {
+    name: 'bad: permit lease never lapses',
+    model: 'permit-expirable-semaphore.pml',
+    defines: ['NC=3', 'LOSSES=0', 'BAD_NO_LAPSE'],
+    depth: 4_000_000,
+    expect: 'caught',
+    what: 'expirable-leases drops no lease that ran out: a lapsed permit still counts as out',
+  },
 ];
 
 interface Result {
@@ -142,7 +263,7 @@ function run(check: Check, keep: boolean): Result {
     // where no ltl claim is checked; NFAIR=3 gives weak fairness room for every process.
     const cc = check.ltl ? ['-DNFAIR=3'] : ['-DSAFETY'];
     execFileSync('gcc', ['-O1', '-w', '-DCOLLAPSE', '-DMEMLIM=4096', ...cc, '-o', 'pan', 'pan.c'], { cwd: dir });
-    const pan = spawnSync('./pan', ['-m20000000', ...(check.ltl ? ['-a', '-f'] : [])], {
+    const pan = spawnSync('./pan', [`-m${check.depth ?? 20_000_000}`, ...(check.ltl ? ['-a', '-f'] : [])], {
       cwd: dir,
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
@@ -177,12 +298,13 @@ function main(): number {
   console.log(`${version}; exhaustive search (no bitstate), COLLAPSE compression`);
   let failed = stale.length;
   const started = Date.now();
+  const width = Math.max(...CHECKS.map((check) => check.name.length));
   for (const check of CHECKS.filter((candidate) => only === undefined || candidate.name.includes(only))) {
     const result = run(check, keep);
     const { ok, verdict } = judge(check, result);
     if (!ok) failed++;
     console.log(
-      `${ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(40)} ${result.states.padStart(10)} states ` +
+      `${ok ? 'ok  ' : 'FAIL'} ${check.name.padEnd(width)} ${result.states.padStart(10)} states ` +
         `${result.transitions.padStart(11)} transitions ${result.seconds.toFixed(1).padStart(6)} s  ${verdict}`,
     );
     console.log(`     spin -a ${switches(check).join(' ')} model/${check.model}: ${check.what}`);
