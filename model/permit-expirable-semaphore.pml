@@ -7,7 +7,7 @@
  * follows src/scripts/lib/once.lua sha256:01231605d0a33ba90ea0997d9cb60027159281e9f7d3b7f09cf2c22140fd0e5c
  * follows src/primitives/permit-expirable-semaphore.ts sha256:67476f425a25edd7238883e35ac10917b3461a56171cbce441fff99f854998b9
  * follows src/engine/acquire.ts sha256:c2a2d3ffa5687ee7297cb81107d0274299fd11df7663a4e5b01161427ae5d44c
- * follows src/redis/script-runner.ts sha256:df3fa1b81210fa6160b5dc192a10df0115c7c9f266c52698a43265327ef6ca7b
+ * follows src/redis/script-runner.ts sha256:263ed412d82eaadcb1cc267fe835f4f01638b952324f97a56d156cec0b1915f1
  */
 
 /*

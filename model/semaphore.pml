@@ -5,9 +5,9 @@
  * follows src/scripts/semaphore/try-set-permits.lua sha256:6314b3b608b26cffc113f24b284714d8b0dbe38de80b7251899e252ff1c27f35
  * follows src/scripts/semaphore/drain.lua sha256:8398af5070f4e23af9a4b302b990c475f2cf49110eda7d17b17f4a6ef2bf5b19
  * follows src/scripts/lib/once.lua sha256:01231605d0a33ba90ea0997d9cb60027159281e9f7d3b7f09cf2c22140fd0e5c
- * follows src/primitives/semaphore.ts sha256:6d75ef54652bc3ef852ddc0ecb4c50f74c5b8be8aa14d3d2c1815a64e86a386c
+ * follows src/primitives/semaphore.ts sha256:e05b3cc520b0cc3aebf6b0b5bf61eef5e724d6cad42090d0a50672676ced4f70
  * follows src/engine/acquire.ts sha256:c2a2d3ffa5687ee7297cb81107d0274299fd11df7663a4e5b01161427ae5d44c
- * follows src/redis/script-runner.ts sha256:df3fa1b81210fa6160b5dc192a10df0115c7c9f266c52698a43265327ef6ca7b
+ * follows src/redis/script-runner.ts sha256:263ed412d82eaadcb1cc267fe835f4f01638b952324f97a56d156cec0b1915f1
  */
 
 /*
@@ -36,8 +36,8 @@
  *   NC=n      clients (1 to 3); client 1 asks for 2 permits, the others for 1
  *   P=n       the longest retry pause after a failed call, in ticks (default 1 = half a
  *             commandTimeout: retryPause() is at most 1 s, so any commandTimeout of 2 s or more;
- *             P=2, a pause as long as commandTimeout, is a commandTimeout under about 1 s, where
- *             a give-up can come after the grant is forgotten: see docs/model.md)
+ *             P=2, a pause as long as commandTimeout, is a commandTimeout under about 1 s: the
+ *             grant memory's added pause cap covers it, see docs/model.md)
  *   ADMIN     an admin sets the permits (try-set-permits) while the clients start, then adds
  *             ADD (add-permits), each call sent again within its window; without it, T permits
  *             are set before the clients start
@@ -46,7 +46,9 @@
  *   LOSSES=n  at most n calls lose their request or reply (default: unbounded)
  *   LIVENESS  used with the ltl claim `strand`
  * Known-bad variants (each must be caught):
- *   BAD_GRANT_MEMORY  a grant is remembered for 2 commandTimeouts, as before the fix
+ *   BAD_GRANT_MEMORY  a grant is remembered for 2 commandTimeouts, as before the first fix
+ *   BAD_PAUSELESS_MEMORY  a grant is remembered for 5 commandTimeouts without the retry pause's cap,
+ *                     as before the second fix (caught with P=2)
  *   BAD_NO_ONCE       add-permits.lua without lib/once: a re-sent release adds its permits again
  *   BAD_NO_LAPSE      a waiter's place never lapses (acquire.lua 37): a dead head reserves forever
  */
@@ -64,7 +66,13 @@
 #else
 #define GM 5          /* GRANT_MEMORY_TIMEOUTS (semaphore.ts) */
 #endif
-#define M (GM * C)    /* how long a grant is remembered (ARGV[6] of acquire, ARGV[4] of give-up) */
+#if defined(BAD_GRANT_MEMORY) || defined(BAD_PAUSELESS_MEMORY)
+#define GP 0
+#else
+#define GP P          /* MAX_RETRY_PAUSE_MS (script-runner.ts): at least the longest pause */
+#endif
+/* how long a grant is remembered (ARGV[6] of acquire, ARGV[4] of give-up) */
+#define M (GM * C + GP)
 #define OPM (2 * C)   /* a lib/once marker's TTL: 2 * commandTimeout (semaphore.ts #once) */
 #define W 2           /* fairWaiterTimeout: a place lapses W ticks after it was written */
 #define T 2           /* the permits trySetPermits sets */

@@ -144,8 +144,16 @@ const CHECKS: readonly Check[] = [
     model: 'semaphore.pml',
     defines: ['NC=2', 'P=2'],
     depth: 200_000,
-    expect: 'limit',
-    what: 'finding (docs/model.md): with commandTimeout under ~1 s a retry pause outlasts the fifth commandTimeout; permits lost',
+    expect: 'holds',
+    what: 'commandTimeout under ~1 s: a retry pause as long as it; the grant memory covers the pause cap',
+  },
+  {
+    name: 'bad: semaphore grant memory without the pause',
+    model: 'semaphore.pml',
+    defines: ['NC=2', 'P=2', 'BAD_PAUSELESS_MEMORY'],
+    depth: 200_000,
+    expect: 'caught',
+    what: 'the defect the model found: 5 commandTimeouts, a pause longer than the spare one; permits lost',
   },
   {
     name: 'bad: semaphore grant memory of 2 commandTimeouts',

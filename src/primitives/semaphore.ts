@@ -7,7 +7,7 @@ import type { ClientContext } from '../context.js';
 import { acquire, type Attempt } from '../engine/acquire.js';
 import { semaphoreKeys } from '../keys.js';
 import { newOwnerId } from '../owner.js';
-import { runUntilKnown } from '../redis/script-runner.js';
+import { MAX_RETRY_PAUSE_MS, runUntilKnown } from '../redis/script-runner.js';
 import {
   semaphoreAcquire,
   semaphoreAddPermits,
@@ -137,7 +137,7 @@ export class Semaphore {
     const k = this.#keys;
     // One id per acquisition: a repeated attempt finds its grant, a give-up can undo it.
     const id = newOwnerId();
-    const remember = GRANT_MEMORY_TIMEOUTS * options.commandTimeout;
+    const remember = GRANT_MEMORY_TIMEOUTS * options.commandTimeout + MAX_RETRY_PAUSE_MS;
     // Only a caller that will wait takes a place in the queue.
     const waiterId = deadline !== undefined && deadline <= now() ? '' : id;
     const taken = await acquire<true>(
@@ -170,11 +170,13 @@ export class Semaphore {
 }
 
 /**
- * How long Redis remembers an acquisition's grant, in commandTimeouts: as long as a call of that
- * acquisition may still arrive. A granted attempt whose reply is lost fails within one; failures
- * are ridden out for one more; the attempt that ends the wait may have been sent just before
- * then and fails within a third; the give-up is sent until a fourth. A fifth leaves room for clocks
- * and scheduling. Remembered for less, a late give-up finds no grant and the permits are lost.
+ * How long Redis remembers an acquisition's grant, in commandTimeouts, plus the longest retry
+ * pause: as long as a call of that acquisition may still arrive. A granted attempt whose reply is
+ * lost fails within one; failures are ridden out for one more; the attempt that ends the wait may
+ * be sent after a retry pause (up to MAX_RETRY_PAUSE_MS after fast failures: more than a
+ * commandTimeout under about 1 s) and fails within a third; the give-up is sent until a fourth. A
+ * fifth leaves room for clocks and scheduling. Remembered for less, a late give-up finds no grant
+ * and the permits are lost (model/semaphore.pml found the pause missing: docs/model.md).
  */
 const GRANT_MEMORY_TIMEOUTS = 5;
 

@@ -117,8 +117,11 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () =>
 }
 
 /** Pause before re-sending a call that failed, growing to at most 1 s. */
+/** The longest pause retryPause() gives. */
+export const MAX_RETRY_PAUSE_MS = 1_000;
+
 export function retryPause(failures: number): number {
-  return Math.min(1_000, 25 * 2 ** Math.min(failures, 6)) * (0.5 + Math.random() / 2);
+  return Math.min(MAX_RETRY_PAUSE_MS, 25 * 2 ** Math.min(failures, 6)) * (0.5 + Math.random() / 2);
 }
 
 /**

@@ -11,6 +11,7 @@ import { eventually } from '../../harness/eventually.js';
 import { startServer, type TestServer } from '../../harness/server.js';
 import type { TcpProxy } from '../../harness/tcp-proxy.js';
 import { RedisUnavailableError } from '../../src/index.js';
+import { MAX_RETRY_PAUSE_MS } from '../../src/redis/script-runner.js';
 import { outcome, proxiedLockClient, show, sleep, startProxy } from './helpers.js';
 
 let server: TestServer;
@@ -56,5 +57,18 @@ describe('a semaphore wait that fails after its grant was lost', { timeout: 20_0
       2_000,
       'the granted permit given back',
     );
+  });
+
+  it('remembers the grant past a retry pause longer than commandTimeout, the longest after fast failures', async () => {
+    // model/semaphore.pml (P=2) found it: failures that come at once (a refused connection, BUSY)
+    // grow the retry pause to MAX_RETRY_PAUSE_MS, more than a commandTimeout this short, so the
+    // give-up of a wait can come after five commandTimeouts.
+    const locks = server.lockClient({ commandTimeout: COMMAND_TIMEOUT_MS });
+    const name = 'grant-memory';
+    await locks.getSemaphore(name).trySetPermits(1);
+    await locks.getSemaphore(name).acquire();
+    const remembered = await server.client().pttl(`latchkey:{${name}}:semaphore:grants`);
+    const needed = 5 * COMMAND_TIMEOUT_MS + MAX_RETRY_PAUSE_MS;
+    assert.ok(remembered > needed - 200 && remembered <= needed, `grants remembered ${remembered} ms, need ${needed}`);
   });
 });
