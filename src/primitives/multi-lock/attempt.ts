@@ -109,18 +109,12 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
   // as busy when its hold ran out meanwhile (the attempt may be tried again), as failed when its
   // call failed.
   const extendTaken = async (leaseMs: number): Promise<void> => {
-    const outcomes = await fanOut(taken, (index) => members[index]!.setLease(ownerId, leaseMs));
-    const kept = taken.filter((_, position) => outcomes[position]?.ok && outcomes[position].value);
-    const dropped = taken.filter((index) => !kept.includes(index));
-    await Promise.all(dropped.map(release));
-    for (const index of dropped) {
-      const outcome = outcomes[taken.indexOf(index)];
+    for (const { index, outcome } of await setLeaseOrGiveBack(members, plan, taken, leaseMs)) {
       const reason = outcome === undefined ? 'timeout' : outcome.ok ? 'busy' : outcome.reason;
       held.delete(index);
       const error = outcome?.ok === false ? { error: outcome.error } : {};
       failures.push({ index, name: members[index]!.name, reason, ...error });
     }
-    taken.splice(0, taken.length, ...kept);
   };
 
   let busy = await tryAtOnce(members.map((_, index) => index));
@@ -154,4 +148,27 @@ export async function attemptAll(members: readonly MemberCore[], plan: AttemptPl
   for (const index of busy) failures.push({ index, name: members[index]!.name, reason: 'busy' });
   failures.sort((a, b) => a.index - b.index);
   return { taken, held, failures, extended: lease !== plan.memberLease };
+}
+
+/**
+ * Sets `leaseMs` on the members at `taken`, held by `owner`: those it could not be set on (their
+ * hold ran out, or the call failed) are given back and leave `taken`. Returns them, each with the
+ * outcome of its call.
+ */
+export async function setLeaseOrGiveBack(
+  members: readonly MemberCore[],
+  owner: { readonly ownerId: string; readonly shared: boolean },
+  taken: number[],
+  leaseMs: number,
+): Promise<{ index: number; outcome: MemberOutcome<boolean> | undefined }[]> {
+  const { ownerId, shared } = owner;
+  const outcomes = await fanOut(taken, (index) => members[index]!.setLease(ownerId, leaseMs));
+  const dropped = taken.flatMap((index, position) => {
+    const outcome = outcomes[position];
+    return outcome?.ok && outcome.value ? [] : [{ index, outcome }];
+  });
+  await Promise.all(dropped.map(({ index }) => members[index]!.release(ownerId, shared).catch(() => undefined)));
+  const kept = taken.filter((index) => !dropped.some((member) => member.index === index));
+  taken.splice(0, taken.length, ...kept);
+  return dropped;
 }

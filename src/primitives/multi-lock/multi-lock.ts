@@ -13,7 +13,7 @@ import { sleep } from '../../engine/timers.js';
 import { LockLostError, LockNotHeldError, MemberReleaseError, QuorumError, type MemberFailure } from '../../errors.js';
 import type { Lock } from '../../lock.js';
 import { randomId } from '../../owner.js';
-import { attemptAll, attemptWait } from './attempt.js';
+import { attemptAll, attemptWait, setLeaseOrGiveBack } from './attempt.js';
 import { holdGroup, LateMembers, type GroupHold } from './group-hold.js';
 import { groups, toMembers } from './members.js';
 import { describeFailures, quorumOf } from './quorum.js';
@@ -142,11 +142,9 @@ class MultiLockCore implements LockCore {
   ): Promise<HeldLock | undefined> {
     const { ownerId, shared, taken, failures, late } = attempt;
     if (leaseTime !== undefined) {
-      const { values } = await this.#onMembers((member) => member.setLease(ownerId, leaseTime), taken);
-      const failed = taken.filter((index) => values.get(index) !== true);
-      await this.#releaseMembers(ownerId, shared, failed);
-      for (const index of failed) failures.push({ index, name: this.members[index]!.name, reason: 'error' });
-      taken.splice(0, taken.length, ...taken.filter((index) => !failed.includes(index)));
+      for (const { index } of await setLeaseOrGiveBack(this.members, { ownerId, shared }, taken, leaseTime)) {
+        failures.push({ index, name: this.members[index]!.name, reason: 'error' });
+      }
     }
     const livenesses = taken.flatMap((index) => attempt.members.get(index) ?? []);
     const validUntil = groupProvenUntil(livenesses, this.#need);
